@@ -1,0 +1,12 @@
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/log.js';
+import type { Orm } from '../db/orm.js';
+import type { JobStore } from '../jobs/store.js';
+
+/** What activities are built from. Each activity execution forks its own EntityManager (engineering note 12). */
+export interface ActivityDeps {
+  config: Config;
+  orm: Orm;
+  jobs: JobStore;
+  log: Logger;
+}

@@ -1,0 +1,15 @@
+import type { QueueName } from '../core/config.js';
+import type { ActivityDeps } from './deps.js';
+import { createHealthActivities } from './health.js';
+import { createJobActivities } from './jobs.js';
+
+/**
+ * The activities each task queue's worker registers: the shared ones (health ping, job bookkeeping) everywhere,
+ * plus the service's own. Services add theirs here as they land.
+ */
+export function activitiesFor(_queue: QueueName, deps: ActivityDeps): Record<string, (...args: never[]) => unknown> {
+  return {
+    ...createHealthActivities(),
+    ...createJobActivities(deps),
+  };
+}

@@ -1,0 +1,104 @@
+import http from 'node:http';
+import { bodyParser } from '@koa/bodyparser';
+import type { Client } from '@temporalio/client';
+import Koa from 'koa';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/log.js';
+import type { Orm } from '../db/orm.js';
+import type { EventHub } from '../jobs/hub.js';
+import type { JobStore } from '../jobs/store.js';
+import { apiKeyAuth } from './auth.js';
+import { cors } from './cors.js';
+import { errorHandler } from './errors.js';
+import { healthRoutes } from './routes/health.js';
+import { Routes, type RouteSpec } from './routes.js';
+
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  orm: Orm;
+  temporal: Client;
+  hub: EventHub;
+  jobs: JobStore;
+  /** How long a deep health check waits for each task queue. */
+  healthProbeTimeoutMs: number;
+}
+
+/** Extra routes, e.g. from a service module or a test. */
+export type RouteFactory = (deps: AppDeps) => RouteSpec[];
+
+/**
+ * The Koa app: small middleware, in the order a request meets them, then the routes. Services add their routes
+ * through `routeFactories`; the OpenAPI document covers whatever was added.
+ */
+export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): Koa {
+  const app = new Koa({ proxy: true });
+  const routes = new Routes();
+  routes.add(...healthRoutes(deps));
+  for (const factory of routeFactories) routes.add(...factory(deps));
+  routes.add({
+    method: 'GET',
+    path: '/api/openapi.json',
+    summary: 'This API as an OpenAPI 3.1 document',
+    tags: ['operations'],
+    responses: { 200: { description: 'The OpenAPI document' } },
+    handler: async (ctx) => {
+      ctx.body = openapi;
+    },
+  });
+  const openapi = routes.openapi(
+    {
+      title: 'Gristmill API',
+      version: '1',
+      description: 'Documentation index, transcription and recipe extraction pipelines on Temporal.',
+    },
+    deps.config.publicBaseUrl,
+  );
+
+  app.use(errorHandler(deps.log));
+  app.use(cors(() => routes.specs));
+  app.use(apiKeyAuth(deps.config.apiKey));
+  app.use(
+    bodyParser({
+      enableTypes: ['json', 'form', 'text'],
+      jsonLimit: deps.config.bodyLimitBytes,
+      formLimit: deps.config.bodyLimitBytes,
+      textLimit: deps.config.bodyLimitBytes,
+      // Parse errors go to the error handler, which maps them to 400/413 with a stable code.
+      onError: (err) => {
+        throw err;
+      },
+    }),
+  );
+  app.use(routes.router.routes());
+  app.use(routes.router.allowedMethods({ throw: false }));
+  return app;
+}
+
+export interface RunningApi {
+  server: http.Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Listens, and on close stops taking connections, ends open event streams and waits for requests in flight. */
+export async function listen(app: Koa, deps: AppDeps, port: number, host: string): Promise<RunningApi> {
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const addr = server.address() as { port: number };
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+  deps.log.info('API listening', { url });
+  return {
+    server,
+    url,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+    },
+  };
+}

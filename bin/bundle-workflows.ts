@@ -1,0 +1,10 @@
+/** Build step: writes the workflow bundle that production workers load instead of bundling at start. */
+import fs from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOWS_PATH } from '../runtime/worker.js';
+
+const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH });
+const out = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+await fs.writeFile(out, code);
+console.log(`wrote ${out} (${(code.length / 1024).toFixed(0)} KiB)`);

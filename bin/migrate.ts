@@ -1,0 +1,23 @@
+/** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded cluster, started for the run). */
+import { loadConfig } from '../core/config.js';
+import { createLogger } from '../core/log.js';
+import { migrate, openOrm } from '../db/orm.js';
+import { provisionPostgres } from '../runtime/postgres.js';
+
+const config = loadConfig();
+const log = createLogger(config.logLevel, 'gristmill-migrate');
+const pg = await provisionPostgres(config, log);
+try {
+  const orm = await openOrm(pg.url, log);
+  try {
+    const applied = await migrate(orm, pg.url, log);
+    log.info(applied.length ? `applied ${applied.length} migration(s)` : 'the schema is up to date');
+  } finally {
+    await orm.close();
+  }
+} catch (err) {
+  log.error((err as Error).message);
+  process.exitCode = 1;
+} finally {
+  await pg.stop();
+}

@@ -1,0 +1,78 @@
+/**
+ * One error type per failure kind. The API maps each to an HTTP status and a stable code in one place
+ * (api/errors.ts); activities turn them into retryable or non-retryable Temporal failures.
+ */
+export interface ErrorDetail {
+  /** JSON pointer into the request part that failed, e.g. `/query/limit` or `/body/sourceUrl`. */
+  pointer: string;
+  message: string;
+}
+
+export abstract class AppError extends Error {
+  abstract readonly status: number;
+  readonly code: string;
+  readonly details?: ErrorDetail[];
+
+  constructor(message: string, code: string, details?: ErrorDetail[]) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+    if (details) this.details = details;
+  }
+}
+
+/** Bad input: 400. */
+export class ValidationError extends AppError {
+  readonly status = 400;
+  constructor(message: string, code = 'VALIDATION_ERROR', details?: ErrorDetail[]) {
+    super(message, code, details);
+  }
+}
+
+/** Missing or wrong credentials: 401. */
+export class UnauthorizedError extends AppError {
+  readonly status = 401;
+  constructor(message = 'Missing or invalid API key', code = 'UNAUTHORIZED') {
+    super(message, code);
+  }
+}
+
+/** A record that does not exist: 404. */
+export class NotFoundError extends AppError {
+  readonly status = 404;
+  constructor(message: string, code = 'NOT_FOUND') {
+    super(message, code);
+  }
+}
+
+/** A duplicate, or a state that does not allow the request: 409. */
+export class ConflictError extends AppError {
+  readonly status = 409;
+  constructor(message: string, code = 'CONFLICT') {
+    super(message, code);
+  }
+}
+
+/** A request body over the configured limit: 413. */
+export class PayloadTooLargeError extends AppError {
+  readonly status = 413;
+  constructor(message: string, code = 'PAYLOAD_TOO_LARGE') {
+    super(message, code);
+  }
+}
+
+/** A dependency (database, Temporal, a broadcaster) is not available right now: 503. */
+export class UnavailableError extends AppError {
+  readonly status = 503;
+  constructor(message: string, code = 'SERVICE_UNAVAILABLE') {
+    super(message, code);
+  }
+}
+
+/** Configuration that cannot work: raised at startup, never from a request. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}

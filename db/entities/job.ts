@@ -1,0 +1,33 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+
+/**
+ * A job of any of the three services (indexing, transcription, recipe). Each job is driven by one Temporal
+ * workflow (`workflowId`); this row mirrors it so the API can answer and stream without asking Temporal.
+ * `status` uses the service's own vocabulary (see jobs/kinds.ts); `detail` holds service-specific fields.
+ */
+export const Job = defineEntity({
+  name: 'Job',
+  tableName: 'job',
+  properties: (p) => ({
+    id: p.string().primary(),
+    kind: p.string(),
+    workflowId: p.string(),
+    /** The workflow run that last wrote this job: a newer run (an operator's reset) may revive a finished job. */
+    runId: p.string().nullable(),
+    status: p.string(),
+    progress: p.integer().default(0),
+    stage: p.string().nullable(),
+    stageDetail: p.text().nullable(),
+    error: p.text().nullable(),
+    /** Extra event streams this job's events go to besides `job:<id>` and `kind:<kind>` (e.g. `repo:/owner/repo`). */
+    topics: p.array().default([]),
+    /** At most one unfinished job per key (enforced by a partial unique index). */
+    activeKey: p.string().nullable(),
+    detail: p.json<Record<string, unknown>>().default('{}' as never),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    startedAt: p.datetime().nullable(),
+    completedAt: p.datetime().nullable(),
+  }),
+});
+export type Job = InferEntity<typeof Job>;

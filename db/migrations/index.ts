@@ -1,0 +1,10 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261121000000_jobs } from './Migration20261121000000_jobs.js';
+
+/**
+ * Committed migrations, listed explicitly (not globbed) so they load the same under tsx, vitest and the compiled
+ * build. Append new ones at the end; never edit one that has shipped.
+ */
+export const migrationsList: MigrationObject[] = [
+  { name: 'Migration20261121000000_jobs', class: Migration20261121000000_jobs },
+];

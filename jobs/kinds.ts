@@ -1,0 +1,55 @@
+import type { Job } from '../db/entities/job.js';
+
+/**
+ * What the shared job machinery needs to know about one service's jobs: its status words and the event payloads it
+ * publishes. Each service declares its kind next to its workflow; the reconciler and the store use only this.
+ */
+export interface JobKind {
+  name: string;
+  statuses: {
+    queued: string;
+    running: string;
+    done: string;
+    failed: string;
+    /** Where a service has no separate word for it, this is the failed status. */
+    cancelled: string;
+  };
+  /** The event published on every state change (status, progress, stage, error). */
+  stateEvent(job: Job): { event: string; data: Record<string, unknown> };
+}
+
+/** The default payload: the job's public state. */
+export function jobState(job: Job): Record<string, unknown> {
+  return {
+    jobId: job.id,
+    kind: job.kind,
+    status: job.status,
+    progress: job.progress,
+    stage: job.stage ?? null,
+    stageDetail: job.stageDetail ?? null,
+    error: job.error ?? null,
+    updatedAt: job.updatedAt.toISOString(),
+  };
+}
+
+export class JobKinds {
+  private readonly kinds = new Map<string, JobKind>();
+
+  constructor(kinds: readonly JobKind[] = []) {
+    for (const k of kinds) this.kinds.set(k.name, k);
+  }
+
+  get(name: string): JobKind {
+    const kind = this.kinds.get(name);
+    if (!kind) throw new Error(`unknown job kind "${name}"`);
+    return kind;
+  }
+
+  has(name: string): boolean {
+    return this.kinds.has(name);
+  }
+
+  names(): string[] {
+    return [...this.kinds.keys()];
+  }
+}

@@ -1,0 +1,84 @@
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Config, type QueueName, taskQueue } from '../core/config.js';
+import type { Logger } from '../core/log.js';
+import type { Job } from '../db/entities/job.js';
+import type { JobStore, NewJob } from './store.js';
+
+/**
+ * Search attributes that make jobs easy to find in the Temporal UI, e.g.
+ * `GristmillKind = "index" AND GristmillSubject = "/vercel/next.js"`, or `GristmillJobId = "<uuid>"`.
+ */
+export const SEARCH_ATTRIBUTES = {
+  jobId: defineSearchAttributeKey('GristmillJobId', SearchAttributeType.KEYWORD),
+  kind: defineSearchAttributeKey('GristmillKind', SearchAttributeType.KEYWORD),
+  subject: defineSearchAttributeKey('GristmillSubject', SearchAttributeType.KEYWORD),
+};
+
+/** Registers the search attributes in the namespace; already registered is fine (every start calls this). */
+export async function registerSearchAttributes(client: Client, log: Logger): Promise<void> {
+  const INDEXED_VALUE_TYPE_KEYWORD = 2;
+  const existing = await client.connection.operatorService
+    .listSearchAttributes({ namespace: client.options.namespace })
+    .then((r: { customAttributes?: Record<string, unknown> | null }) => new Set(Object.keys(r.customAttributes ?? {})))
+    .catch(() => new Set<string>());
+  const missing = Object.values(SEARCH_ATTRIBUTES).filter((k) => !existing.has(k.name));
+  if (!missing.length) return;
+  try {
+    await client.connection.operatorService.addSearchAttributes({
+      namespace: client.options.namespace,
+      searchAttributes: Object.fromEntries(missing.map((k) => [k.name, INDEXED_VALUE_TYPE_KEYWORD])),
+    });
+    log.info('registered Temporal search attributes', { names: missing.map((k) => k.name).join(',') });
+  } catch (err) {
+    // A concurrent start may have added them; anything else only costs searchability, not correctness.
+    log.warn('could not register Temporal search attributes', { error: (err as Error).message });
+  }
+}
+
+export interface LaunchSpec extends NewJob {
+  workflowType: string;
+  queue: QueueName;
+  /** Arguments of the workflow; the job id comes first by convention. */
+  args: (job: Job) => unknown[];
+  /** What the job is about, for searching in the Temporal UI (a repository id, a URL, a title). */
+  subject: string;
+}
+
+/**
+ * Creates the job row, then starts its workflow with the search attributes and a memo. An unfinished job with the
+ * same active key is returned instead (`created: false`). If the workflow cannot start, the job is marked failed
+ * so it never looks stuck.
+ */
+export async function launchJob(
+  deps: { em: EntityManager; jobs: JobStore; temporal: Client; config: Config },
+  spec: LaunchSpec,
+): Promise<{ job: Job; created: boolean }> {
+  const { job, created } = await deps.jobs.create(deps.em, spec);
+  if (!created) return { job, created };
+  try {
+    await deps.temporal.workflow.start(spec.workflowType, {
+      taskQueue: taskQueue(deps.config, spec.queue),
+      workflowId: spec.workflowId,
+      args: spec.args(job),
+      workflowIdConflictPolicy: 'FAIL',
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: SEARCH_ATTRIBUTES.jobId, value: job.id },
+        { key: SEARCH_ATTRIBUTES.kind, value: job.kind },
+        { key: SEARCH_ATTRIBUTES.subject, value: spec.subject.slice(0, 1000) },
+      ]),
+      memo: { jobId: job.id, kind: job.kind, subject: spec.subject },
+    });
+    return { job, created };
+  } catch (err) {
+    const reason =
+      err instanceof WorkflowExecutionAlreadyStartedError
+        ? `Another run of workflow ${spec.workflowId} is still active`
+        : `Could not start the workflow: ${(err as Error).message}`;
+    const failed = await deps.jobs.update(deps.em, job.id, (j) =>
+      j.completedAt ? null : { status: deps.jobs.kind(j).statuses.failed, error: reason, completedAt: new Date() },
+    );
+    return { job: failed.job, created };
+  }
+}

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { NotFoundError } from '../core/errors.js';
+import { redact } from '../core/redact.js';
+import { Job } from '../db/entities/job.js';
+import { appendEvent } from './events.js';
+import type { JobKind, JobKinds } from './kinds.js';
+
+/** The streams a job's events go to: its own, its kind's, and its topics. */
+export function jobStreams(job: Pick<Job, 'id' | 'kind' | 'topics'>): string[] {
+  return [`job:${job.id}`, `kind:${job.kind}`, ...job.topics];
+}
+
+export interface NewJob {
+  kind: string;
+  workflowId: string;
+  status: string;
+  id?: string;
+  topics?: string[];
+  activeKey?: string | null;
+  detail?: Record<string, unknown>;
+}
+
+export type JobPatch = Partial<
+  Pick<
+    Job,
+    'status' | 'progress' | 'stage' | 'stageDetail' | 'error' | 'startedAt' | 'completedAt' | 'detail' | 'runId'
+  >
+>;
+
+export interface ExtraEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * All writes to jobs go through here, so every change is one transaction that also appends its events
+ * (engineering note 4: an advisory lock on the job id serialises overlapping activity attempts).
+ */
+export class JobStore {
+  constructor(private readonly kinds: JobKinds) {}
+
+  kind(job: Pick<Job, 'kind'>): JobKind {
+    return this.kinds.get(job.kind);
+  }
+
+  /**
+   * Inserts a job unless an unfinished one holds the same `activeKey`; then that one is returned with
+   * `created: false`. The state event is written in the same transaction.
+   */
+  async create(em: EntityManager, input: NewJob): Promise<{ job: Job; created: boolean }> {
+    const kind = this.kinds.get(input.kind);
+    try {
+      return await em.fork().transactional(async (tx) => {
+        const now = new Date();
+        const job = tx.create(Job, {
+          id: input.id ?? randomUUID(),
+          kind: input.kind,
+          workflowId: input.workflowId,
+          status: input.status,
+          progress: 0,
+          topics: input.topics ?? [],
+          activeKey: input.activeKey ?? null,
+          detail: input.detail ?? {},
+          createdAt: now,
+          updatedAt: now,
+        });
+        await tx.flush();
+        const { event, data } = kind.stateEvent(job);
+        await appendEvent(tx, jobStreams(job), event, data);
+        return { job, created: true };
+      });
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException && input.activeKey) {
+        const existing = await em.fork().findOne(Job, { activeKey: input.activeKey, completedAt: null });
+        if (existing) return { job: existing, created: false };
+      }
+      throw err;
+    }
+  }
+
+  async get(em: EntityManager, id: string): Promise<Job> {
+    const job = await em.fork().findOne(Job, { id });
+    if (!job) throw new NotFoundError(`Job ${id} not found`, 'JOB_NOT_FOUND');
+    return job;
+  }
+
+  /**
+   * Changes a job under its lock, in one transaction with the events that report the change. `change` sees the
+   * locked row and returns the patch, or null to leave the job as it is (how activities stay idempotent when
+   * Temporal retries them). The state event is published unless `silent`; `extra` events follow it.
+   */
+  async update(
+    em: EntityManager,
+    id: string,
+    change: JobPatch | ((job: Job) => JobPatch | null),
+    opts: { extra?: (job: Job) => ExtraEvent[]; silent?: boolean } = {},
+  ): Promise<{ job: Job; changed: boolean }> {
+    return em.fork().transactional(async (tx) => {
+      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`job:${id}`]);
+      const job = await tx.findOne(Job, { id }, { refresh: true });
+      if (!job) throw new NotFoundError(`Job ${id} not found`, 'JOB_NOT_FOUND');
+      let patch = typeof change === 'function' ? change(job) : change;
+      if (!patch) return { job, changed: false };
+      if (patch.error) patch = { ...patch, error: redact(patch.error) };
+      tx.assign(job, { ...patch, updatedAt: new Date() });
+      await tx.flush();
+      const streams = jobStreams(job);
+      if (!opts.silent) {
+        const { event, data } = this.kind(job).stateEvent(job);
+        await appendEvent(tx, streams, event, data);
+      }
+      for (const e of opts.extra?.(job) ?? []) await appendEvent(tx, streams, e.event, e.data);
+      return { job, changed: true };
+    });
+  }
+
+  /** Unfinished jobs created before `olderThan`, for the reconciler. */
+  async unfinished(em: EntityManager, olderThan: Date): Promise<Job[]> {
+    return em.fork().find(Job, { completedAt: null, createdAt: { $lt: olderThan } }, { orderBy: { createdAt: 'asc' } });
+  }
+}

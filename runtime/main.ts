@@ -1,0 +1,71 @@
+import { loadConfig, type Config } from '../core/config.js';
+import { ConfigError } from '../core/errors.js';
+import { createLogger, type Logger } from '../core/log.js';
+
+/**
+ * Runs a long-lived entry point: starts it, and on SIGINT/SIGTERM stops it in order (bounded by
+ * SHUTDOWN_TIMEOUT_MS; a second Ctrl-C forces the exit). Startup errors print one clear message.
+ */
+export async function runMain(
+  name: string,
+  start: (config: Config, log: Logger) => Promise<{ stop(): Promise<void> }>,
+): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`gristmill: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel, name);
+  let running: { stop(): Promise<void> } | undefined;
+  let stopping = false;
+
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      log.warn(`${signal} again: exiting now`);
+      process.exit(130);
+    }
+    stopping = true;
+    log.info(`${signal}: shutting down`);
+    const force = setTimeout(() => {
+      log.error(`shutdown took longer than ${config.shutdownTimeoutMs} ms; exiting`);
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    try {
+      await running?.stop();
+      log.info('stopped');
+      process.exit(0);
+    } catch (err) {
+      log.error('shutdown failed', { error: err });
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  try {
+    running = await start(config, log);
+    if (stopping) await running.stop();
+  } catch (err) {
+    log.error((err as Error).message);
+    process.exit(1);
+  }
+}
+
+/** `--queues indexing,recipes` (or `--queues=...`, or WORKER_QUEUES); all queues when absent. */
+export function parseQueues<T extends string>(argv: string[], all: readonly T[], env = process.env): T[] {
+  const i = argv.findIndex((a) => a === '--queues' || a.startsWith('--queues='));
+  const raw = i === -1 ? env.WORKER_QUEUES : argv[i]!.includes('=') ? argv[i]!.split('=')[1] : argv[i + 1];
+  if (!raw) return [...all];
+  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !all.includes(n as T));
+  if (unknown.length || !names.length) {
+    throw new ConfigError(`--queues takes a comma-separated list of ${all.join(', ')}; got "${raw}"`);
+  }
+  return [...new Set(names)] as T[];
+}

@@ -1,0 +1,185 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { createApp, listen, type AppDeps, type RouteFactory, type RunningApi } from '../api/app.js';
+import type { ActivityDeps } from '../activities/deps.js';
+import type { Config, QueueName } from '../core/config.js';
+import type { Logger } from '../core/log.js';
+import { migrate, openOrm, type Orm } from '../db/orm.js';
+import { EventHub } from '../jobs/hub.js';
+import { type JobKind, JobKinds } from '../jobs/kinds.js';
+import { registerSearchAttributes } from '../jobs/launch.js';
+import { Reconciler } from '../jobs/reconciler.js';
+import { JobStore } from '../jobs/store.js';
+import { provisionPostgres, type PostgresEndpoint } from './postgres.js';
+import { provisionTemporal, type TemporalEndpoint } from './temporal.js';
+import { startWorkers, type Workers } from './worker.js';
+
+/** The job kinds of the services; each service adds its own as it lands. */
+export const SERVICE_JOB_KINDS: JobKind[] = [];
+/** The routes of the services, likewise. */
+export const SERVICE_ROUTES: RouteFactory[] = [];
+
+export interface StackOptions {
+  config: Config;
+  log: Logger;
+  /** Run the HTTP API (with the event hub and the reconciler). */
+  api: boolean;
+  /** Task queues to poll in this process; none for an API-only process. */
+  queues: readonly QueueName[];
+  /**
+   * `embedded`: start Postgres and the Temporal dev server unless DATABASE_URL / TEMPORAL_ADDRESS are set
+   * (`npm start`). `attach`: connect to running ones, by default those a local `npm start` runs (`npm run api`,
+   * `npm run worker`).
+   */
+  services: 'embedded' | 'attach';
+  /** For tests: extra job kinds, routes and a workflows file with probe workflows. */
+  kinds?: JobKind[];
+  routes?: RouteFactory[];
+  workflowsPath?: string;
+  healthProbeTimeoutMs?: number;
+  reconcileGraceMs?: number;
+}
+
+export interface Stack {
+  config: Config;
+  orm: Orm;
+  temporal: Client;
+  jobs: JobStore;
+  hub: EventHub | undefined;
+  reconciler: Reconciler | undefined;
+  api: RunningApi | undefined;
+  workers: Workers | undefined;
+  temporalUiUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+/** For `attach`: the embedded cluster of DATA_DIR that `npm start` runs, when DATABASE_URL is not set. */
+async function attachedDatabaseUrl(config: Config): Promise<string> {
+  if (config.databaseUrl) return config.databaseUrl;
+  const secret = await fs.readFile(path.join(config.dataDir, 'postgres.secret'), 'utf8').catch(() => undefined);
+  if (!secret) {
+    throw new Error(
+      `DATABASE_URL is not set and ${config.dataDir} holds no embedded PostgreSQL: set DATABASE_URL, or run \`npm start\` first.`,
+    );
+  }
+  return `postgres://gristmill:${encodeURIComponent(secret.trim())}@127.0.0.1:${config.embeddedPostgresPort}/gristmill`;
+}
+
+/**
+ * Brings up what this process runs, in dependency order, and returns one `stop` that takes it down in reverse:
+ * API (no new requests, event streams ended) -> reconciler -> workers (drain) -> connections -> servers.
+ */
+export async function startStack(o: StackOptions): Promise<Stack> {
+  const { config, log } = o;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const stop = async () => {
+    for (const fn of cleanups.reverse().splice(0)) {
+      await fn().catch((err) => log.warn('shutdown step failed', { error: (err as Error).message }));
+    }
+  };
+
+  try {
+    let pgEndpoint: PostgresEndpoint;
+    let temporalEndpoint: TemporalEndpoint;
+    if (o.services === 'embedded') {
+      // Both are started side by side: each takes a second or so, and they do not depend on each other.
+      const [pgResult, temporalResult] = await Promise.allSettled([provisionPostgres(config, log), provisionTemporal(config, log)]);
+      if (pgResult.status === 'fulfilled') cleanups.push(() => pgResult.value.stop());
+      if (temporalResult.status === 'fulfilled') cleanups.push(() => temporalResult.value.stop());
+      if (pgResult.status === 'rejected') throw pgResult.reason;
+      if (temporalResult.status === 'rejected') throw temporalResult.reason;
+      pgEndpoint = pgResult.value;
+      temporalEndpoint = temporalResult.value;
+    } else {
+      pgEndpoint = { url: await attachedDatabaseUrl(config), stop: async () => {} };
+      temporalEndpoint = {
+        address: config.temporalAddress ?? `127.0.0.1:${config.temporalPort}`,
+        namespace: config.temporalNamespace,
+        uiUrl: undefined,
+        stop: async () => {},
+      };
+    }
+
+    const orm = await openOrm(pgEndpoint.url, log.child('db'));
+    cleanups.push(() => orm.close());
+    await migrate(orm, pgEndpoint.url, log);
+
+    const connection = await Connection.connect({ address: temporalEndpoint.address });
+    cleanups.push(() => connection.close());
+    const temporal = new Client({ connection, namespace: config.temporalNamespace });
+    await registerSearchAttributes(temporal, log);
+
+    const kinds = new JobKinds([...SERVICE_JOB_KINDS, ...(o.kinds ?? [])]);
+    const jobs = new JobStore(kinds);
+
+    let workers: Workers | undefined;
+    if (o.queues.length) {
+      const deps: ActivityDeps = { config, orm, jobs, log: log.child('worker') };
+      workers = await startWorkers({
+        address: temporalEndpoint.address,
+        namespace: config.temporalNamespace,
+        queues: o.queues,
+        deps,
+        ...(o.workflowsPath && { workflowsPath: o.workflowsPath }),
+      });
+      const w = workers;
+      cleanups.push(() => w.shutdown());
+      w.done.catch((err) => log.error('a worker stopped with an error', { error: err }));
+    }
+
+    let hub: EventHub | undefined;
+    let reconciler: Reconciler | undefined;
+    let api: RunningApi | undefined;
+    if (o.api) {
+      hub = new EventHub(pgEndpoint.url, () => orm.em.fork(), log.child('events'));
+      await hub.start();
+      const h = hub;
+      reconciler = new Reconciler({
+        em: () => orm.em.fork(),
+        jobs,
+        client: temporal,
+        log: log.child('reconciler'),
+        ...(o.reconcileGraceMs !== undefined && { graceMs: o.reconcileGraceMs }),
+      });
+      // Startup recovery: jobs whose workflow is gone are failed before anyone reads them.
+      await reconciler.runOnce();
+      reconciler.start(config.reconcileIntervalMs);
+      const r = reconciler;
+      cleanups.push(() => r.stop());
+
+      const appDeps: AppDeps = {
+        config,
+        log: log.child('api'),
+        orm,
+        temporal,
+        hub,
+        jobs,
+        healthProbeTimeoutMs: o.healthProbeTimeoutMs ?? 5000,
+      };
+      api = await listen(createApp(appDeps, [...SERVICE_ROUTES, ...(o.routes ?? [])]), appDeps, config.port, config.host);
+      const a = api;
+      cleanups.push(async () => {
+        const closing = a.close();
+        await h.close(); // ends open event streams so the server can finish closing
+        await closing;
+      });
+    }
+
+    return {
+      config,
+      orm,
+      temporal,
+      jobs,
+      hub,
+      reconciler,
+      api,
+      workers,
+      temporalUiUrl: temporalEndpoint.uiUrl,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

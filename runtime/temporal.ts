@@ -1,0 +1,226 @@
+import { execFile } from 'node:child_process';
+import { constants, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/log.js';
+import { spawnManaged, stopManaged, tail } from './processes.js';
+
+const run = promisify(execFile);
+
+/** The pinned Temporal CLI (server 1.29.1, UI 2.42.1). Later versions cannot be `go install`ed. */
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+const GO_MODULE = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`;
+
+export interface TemporalEndpoint {
+  address: string;
+  namespace: string;
+  /** The web UI, when we run the dev server. */
+  uiUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+/** A user-level cache outside the checkout, so fresh clones on the same machine (as CI uses) reuse the binary. */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.GRISTMILL_CACHE_DIR ?? path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'gristmill');
+  return path.join(base, 'temporal', `v${TEMPORAL_CLI_VERSION}`);
+}
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    await fs.access(file, constants.X_OK);
+    return (await fs.stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function onPath(name: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    const candidate = path.join(dir, name);
+    if (await isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+function cdnUrl(): string | undefined {
+  const platform = ({ linux: 'linux', darwin: 'darwin' } as Record<string, string>)[process.platform];
+  const arch = ({ x64: 'amd64', arm64: 'arm64' } as Record<string, string>)[process.arch];
+  if (!platform || !arch) return undefined;
+  return `https://temporal.download/cli/archive/v${TEMPORAL_CLI_VERSION}?platform=${platform}&arch=${arch}`;
+}
+
+async function downloadFromCdn(target: string, log: Logger): Promise<void> {
+  const url = cdnUrl();
+  if (!url) throw new Error(`no prebuilt Temporal CLI for ${process.platform}/${process.arch}`);
+  log.info('downloading the Temporal CLI', { url });
+  const res = await fetch(url, { signal: AbortSignal.timeout(120_000) });
+  if (!res.ok || !res.body) throw new Error(`download failed: HTTP ${res.status}`);
+  const work = await fs.mkdtemp(path.join(path.dirname(target), '.download-'));
+  try {
+    const archive = path.join(work, 'temporal.tar.gz');
+    await pipeline(Readable.fromWeb(res.body as never), createWriteStream(archive));
+    await run('tar', ['-xzf', archive, '-C', work, 'temporal']);
+    await fs.chmod(path.join(work, 'temporal'), 0o755);
+    await fs.rename(path.join(work, 'temporal'), target); // atomic: a concurrent start never sees half a file
+  } finally {
+    await fs.rm(work, { recursive: true, force: true });
+  }
+}
+
+async function goInstall(target: string, log: Logger, env: NodeJS.ProcessEnv): Promise<void> {
+  const go = await onPath('go', env);
+  if (!go) throw new Error('Go is not installed');
+  log.info(`building the Temporal CLI with go install ${GO_MODULE} (several minutes the first time)`);
+  const work = await fs.mkdtemp(path.join(path.dirname(target), '.build-'));
+  try {
+    await run(go, ['install', GO_MODULE], {
+      env: { ...env, GOBIN: work, CGO_ENABLED: '0' },
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 30 * 60_000,
+    });
+    await fs.rename(path.join(work, 'temporal'), target);
+  } finally {
+    await fs.rm(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Finds the Temporal CLI: TEMPORAL_CLI, `temporal` on PATH, the user cache; else obtains it into the cache from
+ * Temporal's CDN or, where Go is installed, by `go install`. Fails with one message naming every way to get it.
+ */
+export async function findTemporalCli(
+  log: Logger,
+  opts: { explicit?: string | undefined; env?: NodeJS.ProcessEnv; download?: boolean } = {},
+): Promise<string> {
+  const env = opts.env ?? process.env;
+  if (opts.explicit) {
+    if (await isExecutable(opts.explicit)) return opts.explicit;
+    throw new Error(`TEMPORAL_CLI points at ${opts.explicit}, which is not an executable file`);
+  }
+  const fromPath = await onPath('temporal', env);
+  if (fromPath) return fromPath;
+  const cached = path.join(cacheDir(env), 'temporal');
+  if (await isExecutable(cached)) return cached;
+
+  const failures: string[] = [];
+  if (opts.download !== false) {
+    await fs.mkdir(path.dirname(cached), { recursive: true });
+    for (const [how, obtain] of [
+      ["Temporal's CDN", () => downloadFromCdn(cached, log)],
+      ['go install', () => goInstall(cached, log, env)],
+    ] as const) {
+      try {
+        await obtain();
+        if (await isExecutable(cached)) return cached;
+      } catch (err) {
+        failures.push(`${how}: ${(err as Error).message.split('\n')[0]}`);
+        log.warn(`could not get the Temporal CLI from ${how}`, { error: (err as Error).message.split('\n')[0] });
+      }
+    }
+  }
+  throw new Error(
+    [
+      'The Temporal CLI was not found and could not be obtained' + (failures.length ? ` (${failures.join('; ')})` : '') + '.',
+      'Any one of these fixes it:',
+      '  - set TEMPORAL_ADDRESS to a running Temporal server (host:port), or',
+      '  - set TEMPORAL_CLI to the path of a `temporal` binary, or',
+      '  - put `temporal` on your PATH (brew install temporal; or https://temporal.download), or',
+      `  - install Go and run: GOBIN=${path.dirname(cached)} go install ${GO_MODULE}`,
+    ].join('\n'),
+  );
+}
+
+/** Polls until the frontend answers, or the server process exits, or the deadline passes. */
+export async function waitForTemporal(
+  address: string,
+  opts: { timeoutMs?: number; exited?: () => string | undefined } = {},
+): Promise<void> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  let lastError = '';
+  while (Date.now() < deadline) {
+    const gone = opts.exited?.();
+    if (gone !== undefined) throw new Error(gone);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = (err as Error).message;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`Temporal at ${address} did not answer in time: ${lastError}`);
+}
+
+export interface DevServerOptions {
+  cli: string;
+  stateDir: string;
+  port: number;
+  uiPort: number;
+  namespace: string;
+  headless?: boolean;
+  log: Logger;
+}
+
+/** Runs `temporal server start-dev` with its SQLite state under `stateDir`, so workflows survive restarts. */
+export async function startDevServer(o: DevServerOptions): Promise<TemporalEndpoint> {
+  await fs.mkdir(o.stateDir, { recursive: true });
+  const args = [
+    'server', 'start-dev',
+    '--db-filename', path.join(o.stateDir, 'temporal.db'),
+    '--ip', '127.0.0.1',
+    '--port', String(o.port),
+    '--log-level', 'warn',
+    ...(o.headless ? ['--headless'] : ['--ui-port', String(o.uiPort)]),
+    ...(o.namespace !== 'default' ? ['--namespace', o.namespace] : []),
+  ];
+  const child = spawnManaged(o.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = tail(child);
+  child.stderr?.on('data', (b: Buffer) => o.log.debug(b.toString('utf8').trim()));
+  const address = `127.0.0.1:${o.port}`;
+  try {
+    await waitForTemporal(address, {
+      exited: () => {
+        if (child.exitCode === null && child.signalCode === null) return undefined;
+        const out = output();
+        const hint = /address already in use/i.test(out)
+          ? ` Port ${o.port} or ${o.uiPort} is in use: set TEMPORAL_ADDRESS to use the server already there, or TEMPORAL_PORT / TEMPORAL_UI_PORT to pick others.`
+          : '';
+        return `The Temporal dev server exited (code ${child.exitCode ?? child.signalCode}).${hint}\n${out}`;
+      },
+    });
+  } catch (err) {
+    await stopManaged(child, 2000);
+    throw err;
+  }
+  const uiUrl = o.headless ? undefined : `http://localhost:${o.uiPort}`;
+  o.log.info('Temporal dev server ready', { address, ui: uiUrl ?? 'off', state: o.stateDir });
+  return { address, namespace: o.namespace, uiUrl, stop: () => stopManaged(child) };
+}
+
+/** TEMPORAL_ADDRESS when set; otherwise the dev server, with the CLI found or obtained. */
+export async function provisionTemporal(config: Config, log: Logger): Promise<TemporalEndpoint> {
+  if (config.temporalAddress) {
+    await waitForTemporal(config.temporalAddress, { timeoutMs: 30_000 });
+    return { address: config.temporalAddress, namespace: config.temporalNamespace, uiUrl: undefined, stop: async () => {} };
+  }
+  const cli = await findTemporalCli(log, { explicit: config.temporalCli });
+  return startDevServer({
+    cli,
+    stateDir: path.join(config.dataDir, 'temporal'),
+    port: config.temporalPort,
+    uiPort: config.temporalUiPort,
+    namespace: config.temporalNamespace,
+    log,
+  });
+}

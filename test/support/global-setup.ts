@@ -1,0 +1,51 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { createLogger, type LogLevel } from '../../core/log.js';
+import { startEmbeddedPostgres } from '../../runtime/postgres.js';
+import { findTemporalCli, startDevServer, waitForTemporal } from '../../runtime/temporal.js';
+import { freePort } from './ports.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+  }
+}
+
+/**
+ * Provisions the real servers once, with the same code as `npm start`: an embedded PostgreSQL (never a server the
+ * machine happens to run) and the Temporal dev server, or TEMPORAL_ADDRESS when it is set.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const log = createLogger((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn', 'test-setup');
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-test-'));
+  await fs.chmod(dir, 0o755); // as root, Postgres runs as user postgres and must enter it
+  const [pgPort, temporalPort] = await Promise.all([freePort(), freePort()]);
+  const external = process.env.TEMPORAL_ADDRESS;
+
+  const [pg, temporal] = await Promise.all([
+    startEmbeddedPostgres({ dataDir: dir, port: pgPort, log }),
+    external
+      ? waitForTemporal(external).then(() => ({ address: external, stop: async () => {} }))
+      : findTemporalCli(log, { explicit: process.env.TEMPORAL_CLI }).then((cli) =>
+          startDevServer({
+            cli,
+            stateDir: path.join(dir, 'temporal'),
+            port: temporalPort,
+            uiPort: 0,
+            headless: true,
+            namespace: 'default',
+            log,
+          }),
+        ),
+  ]);
+  project.provide('databaseUrl', pg.url);
+  project.provide('temporalAddress', temporal.address);
+
+  return async () => {
+    await Promise.allSettled([temporal.stop(), pg.stop()]);
+    await fs.rm(dir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import type { RouteFactory } from '../../api/app.js';
+import { loadConfig, TASK_QUEUE_NAMES, type QueueName } from '../../core/config.js';
+import { createLogger, type LogLevel } from '../../core/log.js';
+import type { JobKind } from '../../jobs/kinds.js';
+import { ensureDatabase } from '../../runtime/postgres.js';
+import { startStack, type Stack } from '../../runtime/stack.js';
+
+export const PROBE_WORKFLOWS = fileURLToPath(new URL('../fixtures/workflows.ts', import.meta.url));
+
+export interface TestStack extends Stack {
+  url: string;
+  databaseUrl: string;
+  dataDir: string;
+}
+
+/**
+ * The API and workers of one test file, in-process, against the run's shared servers: a database of its own and
+ * task queues of its own (a prefix), so files never see each other's jobs.
+ */
+export async function startTestStack(
+  o: {
+    env?: Record<string, string>;
+    kinds?: JobKind[];
+    routes?: RouteFactory[];
+    queues?: readonly QueueName[];
+    api?: boolean;
+    workflowsPath?: string;
+    healthProbeTimeoutMs?: number;
+  } = {},
+): Promise<TestStack> {
+  const id = randomBytes(4).toString('hex');
+  const dbUrl = new URL(inject('databaseUrl'));
+  dbUrl.pathname = `/t_${id}`;
+  await ensureDatabase(dbUrl.toString());
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `gristmill-${id}-`));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: dbUrl.toString(),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    PORT: '0',
+    TASK_QUEUE_PREFIX: `t${id}-`,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    RECONCILE_INTERVAL_MS: '3600000', // tests call reconciler.runOnce() themselves
+    SSE_HEARTBEAT_MS: '500',
+    ...o.env,
+  });
+  const stack = await startStack({
+    config,
+    log: createLogger(config.logLevel as LogLevel, `test:${id}`),
+    api: o.api ?? true,
+    queues: o.queues ?? TASK_QUEUE_NAMES,
+    services: 'attach',
+    workflowsPath: o.workflowsPath ?? PROBE_WORKFLOWS,
+    reconcileGraceMs: 0,
+    ...(o.kinds && { kinds: o.kinds }),
+    ...(o.routes && { routes: o.routes }),
+    ...(o.healthProbeTimeoutMs && { healthProbeTimeoutMs: o.healthProbeTimeoutMs }),
+  });
+  return {
+    ...stack,
+    url: stack.api?.url ?? '',
+    databaseUrl: dbUrl.toString(),
+    dataDir,
+    stop: async () => {
+      await stack.stop();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

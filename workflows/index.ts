@@ -1,0 +1,2 @@
+/** Every workflow type; the workers bundle this file. Keep it free of side-effecting imports (engineering note 1). */
+export { pingWorkflow } from './health.js';

@@ -1,0 +1,56 @@
+import {
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { JobActivities } from '../activities/jobs.js';
+import { JOB_ACTIVITY_RETRY } from './retry-policy.js';
+
+const jobs = proxyActivities<JobActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: JOB_ACTIVITY_RETRY,
+});
+
+/**
+ * Runs a job's pipeline and records how it ended, whatever happens: done on success; cancelled when an operator or
+ * the API cancels the workflow (recorded by the workflow itself, in a scope that cancellation cannot interrupt);
+ * failed with the error otherwise. Terminations and timeouts bypass this code; the reconciler records those.
+ */
+export async function runJob<T>(jobId: string, pipeline: () => Promise<T>): Promise<T> {
+  await jobs.startJob({ jobId, runId: workflowInfo().runId });
+  try {
+    const result = await pipeline();
+    await jobs.finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });
+    return result;
+  } catch (err) {
+    const cancelled = isCancellation(err);
+    await CancellationScope.nonCancellable(() =>
+      jobs.finishJob({
+        jobId,
+        runId: workflowInfo().runId,
+        outcome: cancelled ? 'cancelled' : 'failed',
+        error: cancelled ? 'Cancelled' : failureMessage(err),
+      }),
+    );
+    if (cancelled || err instanceof ApplicationFailure) throw err;
+    // Anything else would fail the workflow task and retry it forever (engineering note 2).
+    throw ApplicationFailure.nonRetryable(failureMessage(err), 'JobFailed');
+  }
+}
+
+/** The innermost message of a Temporal failure chain: "Activity task failed" says nothing to a user. */
+export function failureMessage(err: unknown): string {
+  let e: unknown = err;
+  while (e && typeof e === 'object' && 'cause' in e && (e as { cause?: unknown }).cause) e = (e as { cause: unknown }).cause;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Progress reporting for pipelines: stage and percentage, published to the job's streams. */
+export function reportProgress(
+  jobId: string,
+  update: { progress?: number; stage?: string; stageDetail?: string | null },
+): Promise<void> {
+  return jobs.reportProgress({ jobId, runId: workflowInfo().runId, ...update });
+}
