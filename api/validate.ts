@@ -1,13 +1,10 @@
-import { Ajv2020, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv2020, ErrorObject, SchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { createAjv } from '../core/ajv.js';
 import { type ErrorDetail, ValidationError } from '../core/errors.js';
 
-// ajv-formats is CommonJS; its default export arrives wrapped under NodeNext.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
 /** Query strings are text: coerce to the schema's types (and single values to arrays). Bodies are taken as sent. */
-const queryAjv = addFormats(new Ajv2020({ allErrors: true, coerceTypes: 'array', useDefaults: true, strict: true }));
-const bodyAjv = addFormats(new Ajv2020({ allErrors: true, useDefaults: true, strict: true }));
+const queryAjv = createAjv({ coerceTypes: 'array', useDefaults: true });
+const bodyAjv = createAjv({ useDefaults: true });
 const compiled = new WeakMap<SchemaObject, ValidateFunction>();
 
 function compile(ajv: Ajv2020, schema: SchemaObject): ValidateFunction {
@@ -22,7 +19,10 @@ function compile(ajv: Ajv2020, schema: SchemaObject): ValidateFunction {
 function describe(e: ErrorObject): { pointer: string; message: string } {
   let pointer = e.instancePath;
   let message = e.message ?? 'is invalid';
-  if (e.keyword === 'required') pointer += `/${(e.params as { missingProperty: string }).missingProperty}`, (message = 'is required');
+  if (e.keyword === 'required') {
+    pointer += `/${(e.params as { missingProperty: string }).missingProperty}`;
+    message = 'is required';
+  }
   if (e.keyword === 'additionalProperties') {
     pointer += `/${(e.params as { additionalProperty: string }).additionalProperty}`;
     message = 'is not allowed';

@@ -1,8 +1,8 @@
 // Findings-ledger validation: the JSON Schema (via ajv, draft 2020-12) plus the
 // rules a schema cannot express, all reported as { pointer, message, rule }.
 
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { createAjv } from '../core/ajv.js';
 import schemaJson from '../schemas/findings-ledger.schema.json' with { type: 'json' };
 
 export interface LedgerError {
@@ -29,18 +29,12 @@ export function getLedgerSchema(): Record<string, unknown> {
   return structuredClone(schemaJson) as Record<string, unknown>;
 }
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module
-// object, whose `.default` is the plugin (present at runtime as well).
-const addFormats = addFormatsModule.default;
-
 let compiled: ValidateFunction | undefined;
 
 // Compiled lazily, once per process: importing this module stays cheap.
 function schemaValidator(): ValidateFunction {
   if (!compiled) {
-    const ajv = new Ajv2020({ allErrors: true, strict: true });
-    addFormats(ajv);
-    compiled = ajv.compile(schemaJson);
+    compiled = createAjv().compile(schemaJson);
   }
   return compiled;
 }
