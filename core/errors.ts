@@ -61,6 +61,14 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/** A request body of a type the route does not take: 415. */
+export class UnsupportedMediaTypeError extends AppError {
+  readonly status = 415;
+  constructor(message: string, code = 'UNSUPPORTED_MEDIA_TYPE') {
+    super(message, code);
+  }
+}
+
 /** A dependency (database, Temporal, a broadcaster) is not available right now: 503. */
 export class UnavailableError extends AppError {
   readonly status = 503;

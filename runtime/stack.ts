@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createApp, listen, type AppDeps, type RouteFactory, type RunningApi } from '../api/app.js';
+import { serviceRoutes } from '../api/routes/index.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { Config, QueueName } from '../core/config.js';
 import type { Logger } from '../core/log.js';
@@ -17,8 +18,6 @@ import { startWorkers, type Workers } from './worker.js';
 
 /** The job kinds of the services; each service adds its own as it lands. */
 export const SERVICE_JOB_KINDS: JobKind[] = [];
-/** The routes of the services, likewise. */
-export const SERVICE_ROUTES: RouteFactory[] = [];
 
 export interface StackOptions {
   config: Config;
@@ -72,10 +71,13 @@ async function attachedDatabaseUrl(config: Config): Promise<string> {
  */
 export async function startStack(o: StackOptions): Promise<Stack> {
   const { config, log } = o;
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const cleanups: { step: string; run: () => Promise<unknown> }[] = [];
+  const onStop = (step: string, run: () => Promise<unknown>) => cleanups.push({ step, run });
   const stop = async () => {
-    for (const fn of cleanups.reverse().splice(0)) {
-      await fn().catch((err) => log.warn('shutdown step failed', { error: (err as Error).message }));
+    for (const { step, run } of cleanups.reverse().splice(0)) {
+      const t0 = Date.now();
+      await run().catch((err) => log.warn(`shutdown step "${step}" failed`, { error: (err as Error).message }));
+      log.debug(`stopped ${step}`, { ms: Date.now() - t0 });
     }
   };
 
@@ -85,8 +87,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     if (o.services === 'embedded') {
       // Both are started side by side: each takes a second or so, and they do not depend on each other.
       const [pgResult, temporalResult] = await Promise.allSettled([provisionPostgres(config, log), provisionTemporal(config, log)]);
-      if (pgResult.status === 'fulfilled') cleanups.push(() => pgResult.value.stop());
-      if (temporalResult.status === 'fulfilled') cleanups.push(() => temporalResult.value.stop());
+      if (pgResult.status === 'fulfilled') onStop('postgres', () => pgResult.value.stop());
+      if (temporalResult.status === 'fulfilled') onStop('temporal server', () => temporalResult.value.stop());
       if (pgResult.status === 'rejected') throw pgResult.reason;
       if (temporalResult.status === 'rejected') throw temporalResult.reason;
       pgEndpoint = pgResult.value;
@@ -102,11 +104,11 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     }
 
     const orm = await openOrm(pgEndpoint.url, log.child('db'));
-    cleanups.push(() => orm.close());
+    onStop('database pool', () => orm.close());
     await migrate(orm, pgEndpoint.url, log);
 
     const connection = await Connection.connect({ address: temporalEndpoint.address });
-    cleanups.push(() => connection.close());
+    onStop('temporal client', () => connection.close());
     const temporal = new Client({ connection, namespace: config.temporalNamespace });
     await registerSearchAttributes(temporal, log);
 
@@ -124,7 +126,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         ...(o.workflowsPath && { workflowsPath: o.workflowsPath }),
       });
       const w = workers;
-      cleanups.push(() => w.shutdown());
+      onStop('workers', () => w.shutdown());
       w.done.catch((err) => log.error('a worker stopped with an error', { error: err }));
     }
 
@@ -146,7 +148,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       await reconciler.runOnce();
       reconciler.start(config.reconcileIntervalMs);
       const r = reconciler;
-      cleanups.push(() => r.stop());
+      onStop('reconciler', () => r.stop());
 
       const appDeps: AppDeps = {
         config,
@@ -157,9 +159,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         jobs,
         healthProbeTimeoutMs: o.healthProbeTimeoutMs ?? 5000,
       };
-      api = await listen(createApp(appDeps, [...SERVICE_ROUTES, ...(o.routes ?? [])]), appDeps, config.port, config.host);
+      api = await listen(createApp(appDeps, [...serviceRoutes, ...(o.routes ?? [])]), appDeps, config.port, config.host);
       const a = api;
-      cleanups.push(async () => {
+      onStop('api', async () => {
         const closing = a.close();
         await h.close(); // ends open event streams so the server can finish closing
         await closing;
