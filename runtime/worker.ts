@@ -19,6 +19,8 @@ function installRuntime(log: Logger): void {
   runtimeInstalled = true;
   const l = log.child('temporal');
   Runtime.install({
+    // Signals are handled once, by runtime/main.ts, which stops everything in order.
+    shutdownSignals: [],
     logger: {
       log: (level, message, meta) => (level === 'ERROR' ? l.error : level === 'WARN' ? l.warn : l.debug)(message, meta),
       trace: () => undefined,
