@@ -24,6 +24,8 @@ export function toHttpError(err: unknown): HttpError {
     return { status: err.status, code: err.code, message: err.message, ...(err.details && { details: err.details }) };
   }
   const e = err as { type?: string; status?: number; expose?: boolean; message?: string; limit?: number };
+  // co-body reports unparsable JSON as a SyntaxError with status 400 and no type.
+  if (err instanceof SyntaxError && e.status === 400) return { status: 400, code: 'INVALID_JSON', message: 'Request body is not valid JSON' };
   const parser = e?.type ? PARSER_ERRORS[e.type] : undefined;
   if (parser) {
     const message =

@@ -27,7 +27,8 @@ export interface RouteSpec {
   tags: string[];
   query?: SchemaObject;
   body?: SchemaObject;
-  responses: Record<number, ResponseSpec>;
+  /** Optional entries let a factory's array of specs infer without annotations. */
+  responses: { [status: number]: ResponseSpec | undefined };
   handler: Middleware;
 }
 
@@ -82,6 +83,7 @@ export class Routes {
       );
       const responses: Record<string, unknown> = {};
       for (const [status, r] of Object.entries(spec.responses)) {
+        if (!r) continue;
         responses[status] = {
           description: r.description,
           ...(r.schema && { content: { [r.contentType ?? 'application/json']: { schema: ref(r.schema) } } }),

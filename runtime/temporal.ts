@@ -48,15 +48,17 @@ async function onPath(name: string, env: NodeJS.ProcessEnv): Promise<string | un
   return undefined;
 }
 
-function cdnUrl(): string | undefined {
+/** Temporal's CDN, or TEMPORAL_CLI_DOWNLOAD_URL (a mirror serving the same .tar.gz archive). */
+function cdnUrl(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.TEMPORAL_CLI_DOWNLOAD_URL) return env.TEMPORAL_CLI_DOWNLOAD_URL;
   const platform = ({ linux: 'linux', darwin: 'darwin' } as Record<string, string>)[process.platform];
   const arch = ({ x64: 'amd64', arm64: 'arm64' } as Record<string, string>)[process.arch];
   if (!platform || !arch) return undefined;
   return `https://temporal.download/cli/archive/v${TEMPORAL_CLI_VERSION}?platform=${platform}&arch=${arch}`;
 }
 
-async function downloadFromCdn(target: string, log: Logger): Promise<void> {
-  const url = cdnUrl();
+async function downloadFromCdn(target: string, log: Logger, env: NodeJS.ProcessEnv): Promise<void> {
+  const url = cdnUrl(env);
   if (!url) throw new Error(`no prebuilt Temporal CLI for ${process.platform}/${process.arch}`);
   log.info('downloading the Temporal CLI', { url });
   const res = await fetch(url, { signal: AbortSignal.timeout(120_000) });
@@ -112,7 +114,7 @@ export async function findTemporalCli(
   if (opts.download !== false) {
     await fs.mkdir(path.dirname(cached), { recursive: true });
     for (const [how, obtain] of [
-      ["Temporal's CDN", () => downloadFromCdn(cached, log)],
+      ["Temporal's CDN", () => downloadFromCdn(cached, log, env)],
       ['go install', () => goInstall(cached, log, env)],
     ] as const) {
       try {

@@ -13,7 +13,7 @@ export const JobEvent = defineEntity({
     seq: p.bigint('number').primary(),
     event: p.string(),
     data: p.json<Record<string, unknown>>(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().defaultRaw('now()'),
   }),
   primaryKeys: ['stream', 'seq'],
 });

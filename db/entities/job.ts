@@ -29,5 +29,22 @@ export const Job = defineEntity({
     startedAt: p.datetime().nullable(),
     completedAt: p.datetime().nullable(),
   }),
+  indexes: [
+    { name: 'job_kind_status_index', properties: ['kind', 'status'] },
+    { name: 'job_workflow_id_index', properties: ['workflowId'] },
+    // The reconciler scans unfinished jobs only.
+    {
+      name: 'job_unfinished_index',
+      expression: 'create index "job_unfinished_index" on "job" ("created_at") where "completed_at" is null',
+    },
+  ],
+  uniques: [
+    // One unfinished job per key: the database backs up Temporal's workflow-id dedupe (engineering note 7).
+    {
+      name: 'job_active_key_unique',
+      expression:
+        'create unique index "job_active_key_unique" on "job" ("active_key") where "completed_at" is null',
+    },
+  ],
 });
 export type Job = InferEntity<typeof Job>;

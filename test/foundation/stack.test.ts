@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json } from '../support/http.js';
 import { advanceSignal } from '../fixtures/workflows.js';
 import { launchProbe, probeKind, probeRoutes } from '../support/probe.js';
 import { SseClient } from '../support/sse.js';
@@ -16,7 +17,7 @@ describe('health', () => {
   it('answers /healthz with the database and Temporal checked', async () => {
     const res = await fetch(`${stack.url}/healthz`);
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = await json(res);
     expect(body.status).toBe('ok');
     expect(body.checks.database.ok).toBe(true);
     expect(body.checks.temporal.ok).toBe(true);
@@ -25,7 +26,7 @@ describe('health', () => {
 
   it('runs a workflow on every task queue with deep=1 and names the worker that answered', async () => {
     const res = await fetch(`${stack.url}/healthz?deep=1`);
-    const body = await res.json();
+    const body = await json(res);
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(Object.keys(body.queues).sort()).toEqual(['indexing', 'recipes', 'transcription']);
     for (const [name, q] of Object.entries<{ ok: boolean; answeredBy: string }>(body.queues)) {
@@ -88,6 +89,6 @@ describe('job progress over SSE', () => {
   it('answers 404 with a stable code for an unknown job', async () => {
     const res = await fetch(`${stack.url}/api/probe/jobs/nope/stream`);
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: 'Job nope not found', code: 'JOB_NOT_FOUND' });
+    expect(await json(res)).toEqual({ error: 'Job nope not found', code: 'JOB_NOT_FOUND' });
   });
 });

@@ -1,0 +1,35 @@
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', 'data/', 'scratch/', 'coverage/', 'test-artifacts/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      // A `let` read by a closure before its one assignment (see api/sse.ts) is deliberate.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      'no-console': 'off',
+    },
+  },
+  {
+    // Workflow code runs in Temporal's sandbox: no Node built-ins, no I/O (engineering note 1).
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*', 'fs', 'path', 'pg', '@mikro-orm/*', 'koa', '@koa/*'], message: 'Workflows must stay deterministic and side-effect free.' },
+            { group: ['../activities/*', '../db/*', '../api/*', '../runtime/*', '../jobs/*'], allowTypeImports: true, message: 'Import activities and services with `import type` only.' },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Job } from '../../db/entities/job.js';
+import { readEvents } from '../../jobs/events.js';
+import { advanceSignal } from '../fixtures/workflows.js';
+import { launchProbe, probeKind } from '../support/probe.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack({ kinds: [probeKind] });
+});
+afterAll(() => stack?.stop());
+
+const reload = (id: string) => stack.orm.em.fork().findOneOrFail(Job, { id });
+
+async function until<T>(fn: () => Promise<T>, pred: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (pred(v)) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met; last value ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('a job follows its workflow when an operator acts in the Temporal UI', () => {
+  it('records a cancel from the workflow itself', async () => {
+    const { job } = await launchProbe(stack, 3);
+    await until(() => reload(job.id), (j) => j.status === 'running');
+    await stack.temporal.workflow.getHandle(job.workflowId).cancel();
+    const after = await until(() => reload(job.id), (j) => j.completedAt != null);
+    expect(after.status).toBe('cancelled');
+    expect(after.error).toBe('Cancelled');
+  });
+
+  it('marks a terminated workflow failed with the reason', async () => {
+    const { job } = await launchProbe(stack, 3);
+    await until(() => reload(job.id), (j) => j.status === 'running');
+    await stack.temporal.workflow.getHandle(job.workflowId).terminate('operator says stop');
+    expect(await stack.reconciler!.runOnce()).toBeGreaterThanOrEqual(1);
+    const after = await reload(job.id);
+    expect(after.status).toBe('failed');
+    expect(after.error).toBe('Terminated in Temporal: operator says stop');
+    // The change is an event on the job's stream like any other.
+    const events = await readEvents(stack.orm.em.fork(), `job:${job.id}`, 0);
+    expect(events.at(-1)).toMatchObject({ event: 'status', data: { status: 'failed', error: after.error } });
+  });
+
+  it('runs the job again after a reset', async () => {
+    const { job } = await launchProbe(stack, 2);
+    const handle = stack.temporal.workflow.getHandle(job.workflowId);
+    await until(() => reload(job.id), (j) => j.status === 'running');
+    await handle.terminate('by mistake');
+    await stack.reconciler!.runOnce();
+    expect((await reload(job.id)).status).toBe('failed');
+
+    // Reset to the first workflow task, as the Temporal UI's "Reset" does.
+    const history = await handle.fetchHistory();
+    const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes)!;
+    await stack.temporal.workflowService.resetWorkflowExecution({
+      namespace: stack.config.temporalNamespace,
+      workflowExecution: { workflowId: job.workflowId },
+      workflowTaskFinishEventId: firstTask.eventId,
+      reason: 'rerun',
+      requestId: randomUUID(),
+    });
+    const revived = await until(() => reload(job.id), (j) => j.status === 'running');
+    expect(revived.completedAt).toBeNull();
+    expect(revived.error).toBeNull();
+    await stack.reconciler!.runOnce();
+    expect((await reload(job.id)).status).toBe('running'); // the new run is alive: left alone
+
+    await stack.temporal.workflow.getHandle(job.workflowId).signal(advanceSignal, 2);
+    const done = await until(() => reload(job.id), (j) => j.completedAt != null);
+    expect(done.status).toBe('done');
+    expect(done.progress).toBe(100);
+  });
+
+  it('fails a job whose workflow does not exist', async () => {
+    const { job } = await stack.jobs.create(stack.orm.em, {
+      kind: 'probe',
+      status: 'queued',
+      workflowId: `probe:never-started-${randomUUID()}`,
+    });
+    await stack.reconciler!.runOnce();
+    const after = await reload(job.id);
+    expect(after.status).toBe('failed');
+    expect(after.error).toMatch(/no longer exists in Temporal/);
+  });
+
+  it('leaves running and finished jobs alone', async () => {
+    const { job } = await launchProbe(stack, 1);
+    await until(() => reload(job.id), (j) => j.status === 'running');
+    await stack.reconciler!.runOnce();
+    expect((await reload(job.id)).status).toBe('running');
+    await stack.temporal.workflow.getHandle(job.workflowId).signal(advanceSignal, 1);
+    await until(() => reload(job.id), (j) => j.status === 'done');
+    await stack.reconciler!.runOnce();
+    expect((await reload(job.id)).status).toBe('done');
+  });
+
+  it('keeps one unfinished job per key', async () => {
+    const key = randomUUID();
+    const first = await launchProbe(stack, 1, key);
+    const second = await launchProbe(stack, 1, key);
+    expect(first.created).toBe(true);
+    expect(second.created).toBe(false);
+    expect(second.job.id).toBe(first.job.id);
+    await stack.temporal.workflow.getHandle(first.job.workflowId).signal(advanceSignal, 1);
+    await until(() => reload(first.job.id), (j) => j.status === 'done');
+    const third = await launchProbe(stack, 1, key);
+    expect(third.created).toBe(true);
+    expect(third.job.id).not.toBe(first.job.id);
+    await stack.temporal.workflow.getHandle(third.job.workflowId).terminate('cleanup');
+  });
+});
+
+describe('startup recovery', () => {
+  it('fails, at API start, the jobs whose workflow was lost while the service was down', async () => {
+    const { job } = await stack.jobs.create(stack.orm.em, {
+      kind: 'probe',
+      status: 'running',
+      workflowId: `probe:lost-${randomUUID()}`,
+    });
+    // A second API process on the same database: its startup pass runs before it serves anything.
+    const second = await startTestStack({ kinds: [probeKind], queues: [], env: { DATABASE_URL: stack.databaseUrl } });
+    try {
+      const after = await reload(job.id);
+      expect(after.status).toBe('failed');
+      expect(after.completedAt).not.toBeNull();
+    } finally {
+      await second.stop();
+    }
+  });
+});
