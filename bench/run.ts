@@ -1,0 +1,14 @@
+/**
+ * `npm run bench -- <name>`: prints figures; targets are judged from these, never from timed tests.
+ * Benchmarks provision their own embedded PostgreSQL (and Temporal where needed) in a temporary directory.
+ */
+import { events } from './events.js';
+
+const benches: Record<string, () => Promise<void>> = { events };
+
+const name = process.argv[2];
+if (!name || !benches[name]) {
+  console.error(`usage: npm run bench -- <${Object.keys(benches).join('|')}>`);
+  process.exit(2);
+}
+await benches[name]();
