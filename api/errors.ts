@@ -58,9 +58,19 @@ export function errorHandler(log: Logger) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined && ctx.respond !== false) {
-        const e: HttpError = { status: 404, code: 'ROUTE_NOT_FOUND', message: `No route for ${ctx.method} ${ctx.path}` };
-        ctx.status = 404;
+      // The router answers an unknown path (404) or a wrong method (405, with Allow) without a body.
+      if (ctx.status >= 400 && ctx.body == null && ctx.respond !== false) {
+        const e: HttpError =
+          ctx.status === 404
+            ? { status: 404, code: 'ROUTE_NOT_FOUND', message: `No route for ${ctx.method} ${ctx.path}` }
+            : ctx.status === 405
+              ? {
+                  status: 405,
+                  code: 'METHOD_NOT_ALLOWED',
+                  message: `${ctx.method} is not allowed on ${ctx.path}; use ${ctx.response.get('Allow')}`,
+                }
+              : { status: ctx.status, code: `HTTP_${ctx.status}`, message: ctx.message };
+        ctx.status = e.status;
         ctx.body = (ctx.state.formatError ?? defaultErrorBody)(e);
       }
     } catch (err) {

@@ -147,6 +147,13 @@ describe('the API without a key', () => {
     expect(await json(res)).toEqual({ error: 'No route for GET /api/v1/nothing-here', code: 'ROUTE_NOT_FOUND' });
   });
 
+  it('answers a wrong method with 405, the allowed methods and a stable code', async () => {
+    const res = await fetch(`${stack.url}/api/test/echo`, { method: 'PUT' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(await json(res)).toEqual({ error: 'PUT is not allowed on /api/test/echo; use POST', code: 'METHOD_NOT_ALLOWED' });
+  });
+
   it('validates query parameters', async () => {
     const res = await fetch(`${stack.url}/healthz?deep=maybe`);
     expect(res.status).toBe(400);
