@@ -1,0 +1,55 @@
+import { assemble, resolveOptions, type ParseOptions, type ParsedSnippet, type RawSnippet } from './assemble.js';
+import { detectKind, type DocKind } from './languages.js';
+import { parseMarkdown } from './markdown.js';
+import { parseNotebook } from './notebook.js';
+import { parseRst } from './rst.js';
+import { parseSource } from './source.js';
+import { baseName, extension, normalizeNewlines } from './util.js';
+
+/**
+ * The documentation parser: one file in, its snippets out. Pure, deterministic and total: the same input always
+ * gives the same output, and no input makes it throw (if a format parser ever failed, the file would be indexed as
+ * plain text instead, and if even that failed, as nothing).
+ */
+export type { ParseOptions, ParsedSnippet, SnippetType } from './assemble.js';
+export type { DocKind } from './languages.js';
+export { detectKind } from './languages.js';
+export { countTokens, TOKENIZER_ENCODING } from './tokens.js';
+
+export function parseFile(filePath: string, content: string, options?: ParseOptions): ParsedSnippet[] {
+  try {
+    const opts = resolveOptions(options);
+    if (typeof content !== 'string' || typeof filePath !== 'string') return [];
+    const kind = detectKind(filePath);
+    if (kind === null) return [];
+    const text = normalizeNewlines(content);
+    if (text.trim().length === 0) return [];
+    try {
+      return assemble(rawSnippets(filePath, text, kind), opts);
+    } catch {
+      return assemble(plainText(filePath, text), opts);
+    }
+  } catch {
+    return [];
+  }
+}
+
+function rawSnippets(filePath: string, text: string, kind: DocKind): RawSnippet[] {
+  switch (kind) {
+    case 'markdown':
+      return parseMarkdown(text, { mdx: extension(filePath) === 'mdx', frontMatter: true });
+    case 'rst':
+      return parseRst(text);
+    case 'notebook':
+      return parseNotebook(text);
+    case 'source':
+      return parseSource(filePath, text);
+    case 'text':
+      return plainText(filePath, text);
+  }
+}
+
+/** Plain text: the whole file as one info snippet, which the size cap cuts into windows at paragraph boundaries. */
+function plainText(filePath: string, text: string): RawSnippet[] {
+  return [{ type: 'info', title: baseName(filePath), content: text, language: null, breadcrumb: filePath, pos: 0, split: 'prose' }];
+}

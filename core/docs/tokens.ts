@@ -1,0 +1,78 @@
+import { countTokens as bpeCount, isWithinTokenLimit } from 'gpt-tokenizer/encoding/o200k_base';
+
+/**
+ * Token counting for snippets: the o200k_base encoding (GPT-4o and later) from gpt-tokenizer, whose ranks ship
+ * inside the package, so counting works offline. Text that happens to contain special-token markup such as
+ * `<|endoftext|>` is counted as ordinary text instead of throwing.
+ *
+ * One guard: BPE merging is quadratic in the length of a pre-token, and a run of one character class without a
+ * break (50 000 `{`, a long line of `=`, thousands of spaces, a DNA sequence) is a single pre-token: 50 000 `{`
+ * took 1.4 s. Runs longer than LONG_RUN characters are therefore counted in CHUNK-character pieces, which makes the
+ * count of such (pathological) text approximate by at most a token per piece; all other text is counted exactly.
+ */
+export const TOKENIZER_ENCODING = 'o200k_base';
+
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const LONG_RUN = 1000;
+const CHUNK = 256;
+
+/** Character classes of the encoding's pre-tokenizer, coarsely: 1 letter, 2 digit, 3 space, 4 punctuation. */
+const ASCII_CLASS = new Uint8Array(128).map((_, c) =>
+  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) ? 1 : c >= 48 && c <= 57 ? 2 : c === 32 || (c >= 9 && c <= 13) ? 3 : 4,
+);
+
+/** [start, end) of every run of one class (digits aside) longer than LONG_RUN characters, or null (the common case). */
+function longRuns(text: string): [number, number][] | null {
+  if (text.length <= LONG_RUN) return null;
+  let runs: [number, number][] | null = null;
+  let cls = 0;
+  let start = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    const k = c < 128 ? ASCII_CLASS[c]! : c === 0x3000 || c === 0xa0 ? 3 : 1;
+    if (k === cls) continue;
+    if (cls !== 2 && i - start > LONG_RUN) (runs ??= []).push([start, i]);
+    cls = k;
+    start = i;
+  }
+  if (cls !== 2 && n - start > LONG_RUN) (runs ??= []).push([start, n]);
+  return runs;
+}
+
+function exact(text: string): number {
+  return text.length === 0 ? 0 : bpeCount(text, PLAIN_TEXT);
+}
+
+/** Number of tokens of `text` (exact, but for the long runs described above). */
+export function countTokens(text: string): number {
+  if (text.length === 0) return 0;
+  const runs = longRuns(text);
+  if (!runs) return exact(text);
+  let total = 0;
+  let pos = 0;
+  for (const [s, e] of runs) {
+    total += exact(text.slice(pos, s));
+    for (let k = s; k < e; ) {
+      let end = Math.min(e, k + CHUNK);
+      const c = text.charCodeAt(end - 1);
+      if (end < e && c >= 0xd800 && c <= 0xdbff) end++; // keep surrogate pairs together
+      total += exact(text.slice(k, end));
+      k = end;
+    }
+    pos = e;
+  }
+  return total + exact(text.slice(pos));
+}
+
+/**
+ * The token count of `text` when it is at most `limit`, else `false`. Exact, and an oversized text stops being
+ * tokenized as soon as the limit is passed, so detecting one costs about `limit` tokens of work.
+ */
+export function countTokensWithin(text: string, limit: number): number | false {
+  if (text.length <= limit || longRuns(text)) {
+    const n = countTokens(text);
+    return n <= limit ? n : false;
+  }
+  return isWithinTokenLimit(text, limit, PLAIN_TEXT);
+}
