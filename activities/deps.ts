@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import type { Orm } from '../db/orm.js';
@@ -9,4 +10,6 @@ export interface ActivityDeps {
   orm: Orm;
   jobs: JobStore;
   log: Logger;
+  /** For activities that start or signal workflows (e.g. the concurrency slots). */
+  temporal: Client;
 }

@@ -1,15 +1,19 @@
 import type { QueueName } from '../core/config.js';
 import type { ActivityDeps } from './deps.js';
 import { createHealthActivities } from './health.js';
+import { createIndexingActivities } from './indexing.js';
 import { createJobActivities } from './jobs.js';
+import { createSlotActivities } from './slots.js';
 
 /**
  * The activities each task queue's worker registers: the shared ones (health ping, job bookkeeping) everywhere,
  * plus the service's own. Services add theirs here as they land.
  */
-export function activitiesFor(_queue: QueueName, deps: ActivityDeps): Record<string, (...args: never[]) => unknown> {
+export function activitiesFor(queue: QueueName, deps: ActivityDeps): Record<string, (...args: never[]) => unknown> {
   return {
     ...createHealthActivities(),
     ...createJobActivities(deps),
+    ...createSlotActivities(deps),
+    ...(queue === 'indexing' && createIndexingActivities(deps)),
   };
 }

@@ -1,3 +1,4 @@
+import { NotFoundError } from '../core/errors.js';
 import type { Job } from '../db/entities/job.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -12,11 +13,20 @@ function mayWrite(job: Job, runId: string): boolean {
   return job.completedAt == null || job.runId !== runId;
 }
 
+/** A job deleted with its library (or item) has nothing left to record: bookkeeping for it is a no-op. */
+async function ifStillThere(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+  }
+}
+
 /** The bookkeeping activities every service's workflow uses, through workflows/job-lifecycle.ts. */
 export function createJobActivities({ orm, jobs }: ActivityDeps) {
   return {
     async startJob({ jobId, runId }: { jobId: string; runId: string }): Promise<void> {
-      await jobs.update(orm.em, jobId, (job) => {
+      await ifStillThere(() => jobs.update(orm.em, jobId, (job) => {
         if (!mayWrite(job, runId) || (job.runId === runId && job.startedAt)) return null;
         return {
           status: jobs.kind(job).statuses.running,
@@ -25,7 +35,7 @@ export function createJobActivities({ orm, jobs }: ActivityDeps) {
           error: null,
           runId,
         };
-      });
+      }));
     },
 
     async reportProgress(input: {
@@ -37,7 +47,7 @@ export function createJobActivities({ orm, jobs }: ActivityDeps) {
     }): Promise<void> {
       const progress =
         input.progress === undefined ? undefined : Math.max(0, Math.min(100, Math.round(input.progress)));
-      await jobs.update(
+      await ifStillThere(() => jobs.update(
         orm.em,
         input.jobId,
         (job) => {
@@ -57,11 +67,11 @@ export function createJobActivities({ orm, jobs }: ActivityDeps) {
             },
           ],
         },
-      );
+      ));
     },
 
     async finishJob(input: { jobId: string; runId: string; outcome: JobOutcome; error?: string }): Promise<void> {
-      await jobs.update(orm.em, input.jobId, (job) => {
+      await ifStillThere(() => jobs.update(orm.em, input.jobId, (job) => {
         if (!mayWrite(job, input.runId)) return null;
         return {
           status: jobs.kind(job).statuses[input.outcome],
@@ -70,7 +80,7 @@ export function createJobActivities({ orm, jobs }: ActivityDeps) {
           completedAt: new Date(),
           runId: input.runId,
         };
-      });
+      }));
     },
   };
 }

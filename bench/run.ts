@@ -3,8 +3,9 @@
  * Benchmarks provision their own embedded PostgreSQL (and Temporal where needed) in a temporary directory.
  */
 import { events } from './events.js';
+import { index } from './index.js';
 
-const benches: Record<string, () => Promise<void>> = { events };
+const benches: Record<string, () => Promise<void>> = { events, index };
 
 const name = process.argv[2];
 if (!name || !benches[name]) {

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from './errors.js';
 import type { LogLevel } from './log.js';
@@ -32,6 +33,12 @@ export interface Config {
   reconcileIntervalMs: number;
   sseHeartbeatMs: number;
   shutdownTimeoutMs: number;
+  /** CPUs this process may use (containers often get fewer than the host has); bounds indexing concurrency. */
+  cpuCount: number;
+  /** How long an indexing activity may go without a heartbeat before Temporal retries it on another worker. */
+  indexingHeartbeatTimeoutMs: number;
+  /** Folders under which local libraries may be registered and browsed; empty: anywhere the server can read. */
+  localSourceRoots: string[];
 }
 
 type Env = Record<string, string | undefined>;
@@ -106,6 +113,12 @@ export function loadConfig(env: Env = process.env): Config {
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 30_000, 100, 86_400_000),
     sseHeartbeatMs: int(env, 'SSE_HEARTBEAT_MS', 15_000, 50, 3_600_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 100, 600_000),
+    cpuCount: int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096),
+    indexingHeartbeatTimeoutMs: int(env, 'INDEXING_HEARTBEAT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    localSourceRoots: (str(env, 'LOCAL_SOURCE_ROOTS') ?? '')
+      .split(path.delimiter)
+      .filter(Boolean)
+      .map((p) => path.resolve(p)),
   };
 }
 

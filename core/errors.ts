@@ -77,6 +77,17 @@ export class UnavailableError extends AppError {
   }
 }
 
+/**
+ * A failure that retrying cannot fix (a deleted library, a tag that does not exist, a 4xx from a third party).
+ * Activities' retry policies list it as non-retryable, so the job fails at once with this message.
+ */
+export class PermanentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentError';
+  }
+}
+
 /** Configuration that cannot work: raised at startup, never from a request. */
 export class ConfigError extends Error {
   constructor(message: string) {

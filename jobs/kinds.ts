@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../db/entities/job.js';
 
 /**
@@ -16,6 +17,13 @@ export interface JobKind {
   };
   /** The event published on every state change (status, progress, stage, error). */
   stateEvent(job: Job): { event: string; data: Record<string, unknown> };
+  /** Fields added to every event of the job, e.g. the library an indexing job belongs to. */
+  eventContext?(job: Job): Record<string, unknown>;
+  /**
+   * Runs inside the transaction of every change, after it is applied: what other records follow the job's
+   * state (a library's state follows its indexing job) changes atomically with it, whoever made the change.
+   */
+  onChange?(tx: EntityManager, job: Job, before: Pick<Job, 'status' | 'completedAt'>): Promise<void>;
 }
 
 /** The default payload: the job's public state. */

@@ -55,12 +55,14 @@ export async function launchJob(
   deps: { em: EntityManager; jobs: JobStore; temporal: Client; config: Config },
   spec: LaunchSpec,
 ): Promise<{ job: Job; created: boolean }> {
-  const { job, created } = await deps.jobs.create(deps.em, spec);
+  // Deployments sharing a namespace (and test files) keep their workflow ids apart with the task-queue prefix.
+  const workflowId = deps.config.taskQueuePrefix + spec.workflowId;
+  const { job, created } = await deps.jobs.create(deps.em, { ...spec, workflowId });
   if (!created) return { job, created };
-  try {
-    await deps.temporal.workflow.start(spec.workflowType, {
+  const start = () =>
+    deps.temporal.workflow.start(spec.workflowType, {
       taskQueue: taskQueue(deps.config, spec.queue),
-      workflowId: spec.workflowId,
+      workflowId,
       args: spec.args(job),
       workflowIdConflictPolicy: 'FAIL',
       typedSearchAttributes: new TypedSearchAttributes([
@@ -70,11 +72,24 @@ export async function launchJob(
       ]),
       memo: { jobId: job.id, kind: job.kind, subject: spec.subject },
     });
+  try {
+    try {
+      await start();
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      // The row's unique active key says the previous job of this key has finished, so its run is only closing
+      // (a job is marked done just before its workflow returns): give it a moment, then start ours.
+      await Promise.race([
+        deps.temporal.workflow.getHandle(workflowId).result().catch(() => undefined),
+        new Promise((r) => setTimeout(r, 10_000)),
+      ]);
+      await start();
+    }
     return { job, created };
   } catch (err) {
     const reason =
       err instanceof WorkflowExecutionAlreadyStartedError
-        ? `Another run of workflow ${spec.workflowId} is still active`
+        ? `Another run of workflow ${workflowId} is still active`
         : `Could not start the workflow: ${(err as Error).message}`;
     const failed = await deps.jobs.update(deps.em, job.id, (j) =>
       j.completedAt ? null : { status: deps.jobs.kind(j).statuses.failed, error: reason, completedAt: new Date() },

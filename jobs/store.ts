@@ -16,6 +16,7 @@ export interface NewJob {
   kind: string;
   workflowId: string;
   status: string;
+  stage?: string;
   id?: string;
   topics?: string[];
   activeKey?: string | null;
@@ -59,6 +60,7 @@ export class JobStore {
           kind: input.kind,
           workflowId: input.workflowId,
           status: input.status,
+          stage: input.stage ?? null,
           progress: 0,
           topics: input.topics ?? [],
           activeKey: input.activeKey ?? null,
@@ -67,8 +69,9 @@ export class JobStore {
           updatedAt: now,
         });
         await tx.flush();
+        await kind.onChange?.(tx, job, { status: job.status, completedAt: null });
         const { event, data } = kind.stateEvent(job);
-        await appendEvent(tx, jobStreams(job), event, data);
+        await appendEvent(tx, jobStreams(job), event, { ...kind.eventContext?.(job), ...data });
         return { job, created: true };
       });
     } catch (err) {
@@ -89,13 +92,15 @@ export class JobStore {
   /**
    * Changes a job under its lock, in one transaction with the events that report the change. `change` sees the
    * locked row and returns the patch, or null to leave the job as it is (how activities stay idempotent when
-   * Temporal retries them). The state event is published unless `silent`; `extra` events follow it.
+   * Temporal retries them). The state event is published unless `silent`; `extra` events follow it. `within`
+   * writes a service's own rows that change with the job (a transcript with its job's `done`) in the same
+   * transaction, after the job's change; if it throws, nothing is written.
    */
   async update(
     em: EntityManager,
     id: string,
     change: JobPatch | ((job: Job) => JobPatch | null),
-    opts: { extra?: (job: Job) => ExtraEvent[]; silent?: boolean } = {},
+    opts: { extra?: (job: Job) => ExtraEvent[]; silent?: boolean; within?: (tx: EntityManager, job: Job) => Promise<void> } = {},
   ): Promise<{ job: Job; changed: boolean }> {
     return em.fork().transactional(async (tx) => {
       await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`job:${id}`]);
@@ -104,14 +109,19 @@ export class JobStore {
       let patch = typeof change === 'function' ? change(job) : change;
       if (!patch) return { job, changed: false };
       if (patch.error) patch = { ...patch, error: redact(patch.error) };
+      const before = { status: job.status, completedAt: job.completedAt };
       tx.assign(job, { ...patch, updatedAt: new Date() });
       await tx.flush();
+      await opts.within?.(tx, job);
+      const kind = this.kind(job);
+      await kind.onChange?.(tx, job, before);
       const streams = jobStreams(job);
+      const context = kind.eventContext?.(job);
       if (!opts.silent) {
-        const { event, data } = this.kind(job).stateEvent(job);
-        await appendEvent(tx, streams, event, data);
+        const { event, data } = kind.stateEvent(job);
+        await appendEvent(tx, streams, event, { ...context, ...data });
       }
-      for (const e of opts.extra?.(job) ?? []) await appendEvent(tx, streams, e.event, e.data);
+      for (const e of opts.extra?.(job) ?? []) await appendEvent(tx, streams, e.event, { ...context, ...e.data });
       return { job, changed: true };
     });
   }

@@ -10,14 +10,13 @@ import { migrate, openOrm, type Orm } from '../db/orm.js';
 import { EventHub } from '../jobs/hub.js';
 import { type JobKind, JobKinds } from '../jobs/kinds.js';
 import { registerSearchAttributes } from '../jobs/launch.js';
+import { serviceJobKinds } from '../jobs/service-kinds.js';
 import { Reconciler } from '../jobs/reconciler.js';
 import { JobStore } from '../jobs/store.js';
 import { provisionPostgres, type PostgresEndpoint } from './postgres.js';
 import { provisionTemporal, type TemporalEndpoint } from './temporal.js';
 import { startWorkers, type Workers } from './worker.js';
 
-/** The job kinds of the services; each service adds its own as it lands. */
-export const SERVICE_JOB_KINDS: JobKind[] = [];
 
 export interface StackOptions {
   config: Config;
@@ -112,12 +111,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const temporal = new Client({ connection, namespace: config.temporalNamespace });
     await registerSearchAttributes(temporal, log);
 
-    const kinds = new JobKinds([...SERVICE_JOB_KINDS, ...(o.kinds ?? [])]);
+    const kinds = new JobKinds([...serviceJobKinds, ...(o.kinds ?? [])]);
     const jobs = new JobStore(kinds);
 
     let workers: Workers | undefined;
     if (o.queues.length) {
-      const deps: ActivityDeps = { config, orm, jobs, log: log.child('worker') };
+      const deps: ActivityDeps = { config, orm, jobs, log: log.child('worker'), temporal };
       workers = await startWorkers({
         address: temporalEndpoint.address,
         namespace: config.temporalNamespace,

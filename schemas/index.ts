@@ -1,5 +1,13 @@
 import type { SchemaObject } from 'ajv';
 import error from './api/error.schema.json' with { type: 'json' };
+import fsBrowseQuery from './api/fs-browse.query.schema.json' with { type: 'json' };
+import indexingSettings from './api/indexing-settings.schema.json' with { type: 'json' };
+import jobsStreamQuery from './api/jobs-stream.query.schema.json' with { type: 'json' };
+import jobsQuery from './api/jobs.query.schema.json' with { type: 'json' };
+import librariesQuery from './api/libraries.query.schema.json' with { type: 'json' };
+import libraryCreate from './api/library.create.schema.json' with { type: 'json' };
+import libraryUpdate from './api/library.update.schema.json' with { type: 'json' };
+import versionCreate from './api/version.create.schema.json' with { type: 'json' };
 import health from './api/health.schema.json' with { type: 'json' };
 import healthzQuery from './api/healthz.query.schema.json' with { type: 'json' };
 import ledgerValidation from './api/ledger-validation.schema.json' with { type: 'json' };
@@ -7,9 +15,18 @@ import findingsLedger from './findings-ledger.schema.json' with { type: 'json' }
 
 /**
  * The JSON Schemas of the HTTP API. Routes name them for validation (api/validate.ts) and the OpenAPI document
- * (api/openapi.ts) is built from the same objects, so the two cannot drift.
+ * (api/routes.ts) is built from the same objects, so the two cannot drift.
  */
 export const apiSchemas = {
+  // documentation index
+  librariesQuery: librariesQuery as SchemaObject,
+  libraryCreate: libraryCreate as SchemaObject,
+  libraryUpdate: libraryUpdate as SchemaObject,
+  versionCreate: versionCreate as SchemaObject,
+  jobsQuery: jobsQuery as SchemaObject,
+  jobsStreamQuery: jobsStreamQuery as SchemaObject,
+  indexingSettings: indexingSettings as SchemaObject,
+  fsBrowseQuery: fsBrowseQuery as SchemaObject,
   error: error as SchemaObject,
   health: health as SchemaObject,
   healthzQuery: healthzQuery as SchemaObject,

@@ -7,6 +7,7 @@ import {
 } from '@temporalio/workflow';
 import type { JobActivities } from '../activities/jobs.js';
 import { JOB_ACTIVITY_RETRY } from './retry-policy.js';
+import { withSlot } from './slots.js';
 
 const jobs = proxyActivities<JobActivities>({
   startToCloseTimeout: '30 seconds',
@@ -17,11 +18,16 @@ const jobs = proxyActivities<JobActivities>({
  * Runs a job's pipeline and records how it ended, whatever happens: done on success; cancelled when an operator or
  * the API cancels the workflow (recorded by the workflow itself, in a scope that cancellation cannot interrupt);
  * failed with the error otherwise. Terminations and timeouts bypass this code; the reconciler records those.
+ * With `slot`, the job stays queued until its concurrency pool has room.
  */
-export async function runJob<T>(jobId: string, pipeline: () => Promise<T>): Promise<T> {
-  await jobs.startJob({ jobId, runId: workflowInfo().runId });
+export async function runJob<T>(jobId: string, pipeline: () => Promise<T>, opts: { slot?: string } = {}): Promise<T> {
+  const run = async () => {
+    await jobs.startJob({ jobId, runId: workflowInfo().runId });
+    return pipeline();
+  };
   try {
-    const result = await pipeline();
+    const result = opts.slot ? await withSlot(opts.slot, run) : await run();
+    // Last, after the slot is back: a job that looks done has nothing left to do but close its workflow.
     await jobs.finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });
     return result;
   } catch (err) {

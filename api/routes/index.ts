@@ -1,5 +1,8 @@
 import type { RouteFactory } from '../app.js';
+import { indexJobRoutes } from './index-jobs.js';
+import { indexSettingsRoutes } from './index-settings.js';
 import { ledgerRoutes } from './ledger.js';
+import { libraryRoutes } from './libraries.js';
 
 /** The routes of every service, mounted by the stack; each service adds its factory here as it lands. */
-export const serviceRoutes: RouteFactory[] = [ledgerRoutes];
+export const serviceRoutes: RouteFactory[] = [libraryRoutes, indexJobRoutes, indexSettingsRoutes, ledgerRoutes];

@@ -1,6 +1,20 @@
 import { EventStream, JobEvent } from './job-event.js';
 import { Job } from './job.js';
+import { Library, LibraryVersion } from './library.js';
+import { LibraryDocument, LibraryRules, Setting, Snippet, SnippetEmbedding, StagedDocument } from './snippet.js';
 
-export { EventStream, Job, JobEvent };
+export { EventStream, Job, JobEvent, Library, LibraryDocument, LibraryRules, LibraryVersion, Setting, Snippet, SnippetEmbedding, StagedDocument };
 /** Every entity, for the ORM config and the schema-drift test. */
-export const entities = [Job, JobEvent, EventStream];
+export const entities = [
+  Job,
+  JobEvent,
+  EventStream,
+  Library,
+  LibraryVersion,
+  LibraryDocument,
+  Snippet,
+  SnippetEmbedding,
+  LibraryRules,
+  StagedDocument,
+  Setting,
+];

@@ -32,6 +32,11 @@ export const Job = defineEntity({
   indexes: [
     { name: 'job_kind_status_index', properties: ['kind', 'status'] },
     { name: 'job_workflow_id_index', properties: ['workflowId'] },
+    // Indexing jobs are listed and cancelled per library.
+    {
+      name: 'job_detail_repository_id_index',
+      expression: `create index "job_detail_repository_id_index" on "job" (("detail"->>'repositoryId')) where "kind" = 'index'`,
+    },
     // The reconciler scans unfinished jobs only.
     {
       name: 'job_unfinished_index',

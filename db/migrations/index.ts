@@ -1,5 +1,6 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000000_jobs } from './Migration20261121000000_jobs.js';
+import { Migration20261121010000_library } from './Migration20261121010000_library.js';
 
 /**
  * Committed migrations, listed explicitly (not globbed) so they load the same under tsx, vitest and the compiled
@@ -7,4 +8,5 @@ import { Migration20261121000000_jobs } from './Migration20261121000000_jobs.js'
  */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_jobs', class: Migration20261121000000_jobs },
+  { name: 'Migration20261121010000_library', class: Migration20261121010000_library },
 ];

@@ -1,0 +1,132 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, TASK_QUEUE_NAMES } from '../core/config.js';
+import { createLogger } from '../core/log.js';
+import { startStack } from '../runtime/stack.js';
+import { freePort } from '../test/support/ports.js';
+
+/** A corpus that looks like a real repository: prose docs with code blocks, and source files in five languages. */
+async function generateCorpus(root: string, files: number): Promise<{ bytes: number }> {
+  let bytes = 0;
+  const para = (i: number) =>
+    `Section ${i} explains how the widget pipeline schedules work across workers, why retries are idempotent, ` +
+    `and what an operator sees in the dashboard when a task is slow. It links to the configuration reference.\n\n`;
+  const write = async (rel: string, text: string) => {
+    await fs.mkdir(path.dirname(path.join(root, rel)), { recursive: true });
+    await fs.writeFile(path.join(root, rel), text);
+    bytes += Buffer.byteLength(text);
+  };
+  for (let f = 0; f < files; f++) {
+    const kind = f % 4;
+    if (kind < 2) {
+      let md = `# Topic ${f}\n\nIntroduction to topic ${f}.\n\n`;
+      for (let s = 0; s < 12; s++) {
+        md += `## Part ${s}\n\n${para(s).repeat(6)}\`\`\`ts\nexport function step${s}(input: Input${f}): Output {\n  return pipeline.run(input, { retries: ${s} });\n}\n\`\`\`\n\n`;
+      }
+      await write(`docs/section-${f % 20}/topic-${f}.md`, md);
+    } else {
+      const lang = ['ts', 'py', 'go', 'rs', 'java'][f % 5]!;
+      let src = '';
+      for (let fn = 0; fn < 40; fn++) {
+        src +=
+          lang === 'py'
+            ? `def handler_${fn}(event, context):\n    """Handles event ${fn}."""\n    result = process(event, retries=${fn})\n    return result\n\n\n`
+            : lang === 'go'
+              ? `// Handler${fn} handles event ${fn}.\nfunc Handler${fn}(ctx context.Context, e Event) (Result, error) {\n\treturn process(ctx, e, ${fn})\n}\n\n`
+              : lang === 'rs'
+                ? `/// Handles event ${fn}.\npub fn handler_${fn}(e: &Event) -> Result<Output> {\n    process(e, ${fn})\n}\n\n`
+                : lang === 'java'
+                  ? `  /** Handles event ${fn}. */\n  public Result handler${fn}(Event e) {\n    return process(e, ${fn});\n  }\n\n`
+                  : `/** Handles event ${fn}. */\nexport function handler${fn}(e: Event): Result {\n  return process(e, ${fn});\n}\n\n`;
+      }
+      if (lang === 'java') src = `public class Handlers${f} {\n${src}}\n`;
+      await write(`src/module-${f % 30}/file-${f}.${lang}`, src);
+    }
+  }
+  await write('README.md', `# Bench corpus\n\n${para(0)}`);
+  return { bytes };
+}
+
+/** Activity time versus the workflow's wall time, from its history. */
+async function orchestrationShare(stack: Awaited<ReturnType<typeof startStack>>, jobId: string) {
+  const [row] = (await stack.orm.em.fork().execute('select workflow_id from job where id = ?', [jobId])) as { workflow_id: string }[];
+  const history = await stack.temporal.workflow.getHandle(row!.workflow_id).fetchHistory();
+  const ms = (t: unknown) => Number((t as { seconds: { toNumber(): number } | number; nanos: number }).seconds.valueOf()) * 1000 + (t as { nanos: number }).nanos / 1e6;
+  const events = history.events!;
+  const started = new Map<string, number>();
+  let inActivities = 0;
+  for (const e of events) {
+    if (e.activityTaskStartedEventAttributes) started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), ms(e.eventTime));
+    const done = e.activityTaskCompletedEventAttributes;
+    if (done) inActivities += ms(e.eventTime) - started.get(String(done.scheduledEventId))!;
+  }
+  const wall = ms(events.at(-1)!.eventTime) - ms(events[0]!.eventTime);
+  return { wall, inActivities, orchestration: wall - inActivities };
+}
+
+export async function index(): Promise<void> {
+  const files = Number(process.env.BENCH_FILES ?? 2400);
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-bench-index-'));
+  await fs.chmod(dir, 0o755);
+  const corpus = path.join(dir, 'corpus');
+  const { bytes } = await generateCorpus(corpus, files);
+  const [port, pgPort, tPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  const config = loadConfig({
+    DATA_DIR: path.join(dir, 'data'),
+    PORT: String(port),
+    EMBEDDED_POSTGRES_PORT: String(pgPort),
+    TEMPORAL_PORT: String(tPort),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    LOG_LEVEL: 'warn',
+    ...(process.env.TEMPORAL_CLI && { TEMPORAL_CLI: process.env.TEMPORAL_CLI }),
+  });
+  const stack = await startStack({ config, log: createLogger('warn'), api: true, queues: TASK_QUEUE_NAMES, services: 'embedded' });
+  const url = stack.api!.url;
+  const call = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(url + p, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return (await res.json()) as { library: { id: string }; job: { id: string; status: string; error: string | null; totalFiles: number } };
+  };
+  const finish = async (jobId: string) => {
+    for (;;) {
+      const { job } = await call('GET', `/api/v1/jobs/${jobId}`);
+      if (job.status === 'done' || job.status === 'failed') return job;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  try {
+    console.log(`machine: ${os.cpus().length} cores, node ${process.version}`);
+    console.log(`corpus: ${files + 1} files, ${(bytes / 2 ** 20).toFixed(1)} MiB`);
+    const t0 = performance.now();
+    const added = await call('POST', '/api/v1/libs', { source: 'local', sourceUrl: corpus });
+    const first = await finish(added.job.id);
+    const firstMs = performance.now() - t0;
+    if (first.status !== 'done') throw new Error(`first index failed: ${first.error}`);
+    const [{ n }] = (await stack.orm.em.fork().execute('select count(*)::int as n from snippet')) as [{ n: number }];
+    const share1 = await orchestrationShare(stack, added.job.id);
+    console.log(
+      `first index:    ${(firstMs / 1000).toFixed(1)} s  ${(first.totalFiles / (firstMs / 1000)).toFixed(0)} files/s  ` +
+        `${(n / (firstMs / 1000)).toFixed(0)} snippets/s  (${n} snippets, ${(bytes / 2 ** 20 / (firstMs / 1000)).toFixed(2)} MiB/s)`,
+    );
+    console.log(
+      `                orchestration ${(share1.orchestration / 1000).toFixed(2)} s of ${(share1.wall / 1000).toFixed(1)} s workflow time ` +
+        `(${((100 * share1.orchestration) / share1.wall).toFixed(1)}%); activities ${(share1.inActivities / 1000).toFixed(1)} s`,
+    );
+
+    const t1 = performance.now();
+    const again = await call('POST', `/api/v1/libs/${encodeURIComponent(added.library.id)}/index`);
+    const second = await finish(again.job.id);
+    const secondMs = performance.now() - t1;
+    if (second.status !== 'done') throw new Error(`re-index failed: ${second.error}`);
+    const share2 = await orchestrationShare(stack, again.job.id);
+    console.log(
+      `no-change re-index: ${(secondMs / 1000).toFixed(2)} s  (${(firstMs / secondMs).toFixed(1)}x faster than the first; target >= 10x)  ` +
+        `orchestration ${((100 * share2.orchestration) / share2.wall).toFixed(1)}%`,
+    );
+    const mem = process.memoryUsage();
+    console.log(`rss ${(mem.rss / 2 ** 20).toFixed(0)} MiB (API, workers and parser in one process)`);
+  } finally {
+    await stack.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,65 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Job } from '../db/entities/job.js';
+import { Library, LibraryVersion } from '../db/entities/library.js';
+import type { JobKind } from '../jobs/kinds.js';
+
+export interface IndexJobDetail {
+  repositoryId: string;
+  versionId: string | null;
+  totalFiles: number;
+  processedFiles: number;
+}
+
+export const indexDetail = (job: Job) => job.detail as unknown as IndexJobDetail;
+
+/** An indexing job as the API shows it (spec 1's job fields). */
+export function serializeIndexJob(job: Job) {
+  const d = indexDetail(job);
+  return {
+    id: job.id,
+    repositoryId: d.repositoryId,
+    versionId: d.versionId,
+    status: job.status,
+    progress: job.progress,
+    totalFiles: d.totalFiles ?? 0,
+    processedFiles: d.processedFiles ?? 0,
+    stage: job.stage ?? 'queued',
+    stageDetail: job.stageDetail ?? null,
+    error: job.error ?? null,
+    startedAt: job.startedAt?.toISOString() ?? null,
+    completedAt: job.completedAt?.toISOString() ?? null,
+    createdAt: job.createdAt.toISOString(),
+  };
+}
+export type IndexJobView = ReturnType<typeof serializeIndexJob>;
+
+/**
+ * Library and version states follow their indexing job, in the same transaction as the job's change:
+ * running -> `indexing`; done -> `indexed`; failed (or cancelled, or reconciled after a crash) -> back to `indexed`
+ * when earlier snippets are still there to serve, else `error`.
+ */
+async function followJob(tx: EntityManager, job: Job, before: Pick<Job, 'status' | 'completedAt'>): Promise<void> {
+  const { repositoryId, versionId } = indexDetail(job);
+  let state: 'indexing' | 'indexed' | 'error' | undefined;
+  if (job.completedAt == null && job.status === 'running' && before.status !== 'running') state = 'indexing';
+  else if (job.completedAt != null && before.completedAt == null) {
+    if (job.status === 'done') state = 'indexed';
+    else {
+      const target = versionId
+        ? await tx.findOne(LibraryVersion, { id: versionId })
+        : await tx.findOne(Library, { id: repositoryId });
+      state = target && target.totalSnippets > 0 ? 'indexed' : 'error';
+    }
+  }
+  if (!state) return;
+  if (versionId) await tx.nativeUpdate(LibraryVersion, { id: versionId }, { state });
+  else await tx.nativeUpdate(Library, { id: repositoryId }, { state, updatedAt: new Date() });
+}
+
+export const indexJobKind: JobKind = {
+  name: 'index',
+  statuses: { queued: 'queued', running: 'running', done: 'done', failed: 'failed', cancelled: 'failed' },
+  stateEvent: (job) => ({ event: 'status', data: serializeIndexJob(job) }),
+  eventContext: (job) => ({ jobId: job.id, repositoryId: indexDetail(job).repositoryId, versionId: indexDetail(job).versionId }),
+  onChange: followJob,
+};

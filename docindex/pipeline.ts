@@ -1,0 +1,396 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ActivityDeps } from '../activities/deps.js';
+import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion } from '../core/docs/config.js';
+import { parseFile, type ParsedSnippet } from '../core/docs/parse.js';
+import { selectFiles } from '../core/docs/select.js';
+import { PermanentError } from '../core/errors.js';
+import { Job } from '../db/entities/job.js';
+import { Library, LibraryVersion } from '../db/entities/library.js';
+import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
+import { activeEmbeddingProvider } from './embedding.js';
+import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shallowClone } from './git.js';
+import { versionIdOf } from './ids.js';
+import { indexDetail } from './kind.js';
+
+export interface IndexInput {
+  jobId: string;
+  repositoryId: string;
+  versionId: string | null;
+  /** From INDEXING_HEARTBEAT_TIMEOUT_MS: how soon a killed worker's attempt is retried elsewhere. */
+  heartbeatTimeoutMs: number;
+}
+
+/** How an activity reports liveness and learns it was cancelled. */
+export interface StepContext {
+  heartbeat(details?: unknown): void;
+  signal: AbortSignal;
+}
+
+export interface CrawlResult {
+  totalFiles: number;
+  changedFiles: number;
+  deletedFiles: number;
+  unchangedFiles: number;
+  commit: string | null;
+  rules: string[];
+  previousVersions: PreviousVersion[];
+  warnings: string[];
+}
+
+/** Files larger than this are not documentation anyone reads; they are skipped. */
+const MAX_FILE_BYTES = 1_000_000;
+const PROGRESS_EVERY_MS = 2000;
+/** Files read at once while crawling. */
+const READ_AHEAD = 32;
+/** Directories never worth walking into (selectFiles applies the full rules to what is left). */
+const NEVER_WALK = new Set(['.git', 'node_modules']);
+
+const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
+export const documentId = (repositoryId: string, versionId: string | null, filePath: string) =>
+  sha(`${repositoryId}\0${versionId ?? ''}\0${filePath}`).slice(0, 32);
+export const snippetId = (docId: string, s: Pick<ParsedSnippet, 'ordinal' | 'content'>) =>
+  sha(`${docId}\0${s.ordinal}\0${s.content}`).slice(0, 32);
+
+async function walk(root: string, signal: AbortSignal): Promise<string[]> {
+  const out: string[] = [];
+  const visit = async (dir: string, rel: string) => {
+    signal.throwIfAborted();
+    for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
+      const relPath = rel ? `${rel}/${entry.name}` : entry.name;
+      // Symlinks are not followed: they could lead out of the repository.
+      if (entry.isDirectory() && !NEVER_WALK.has(entry.name)) await visit(path.join(dir, entry.name), relPath);
+      else if (entry.isFile()) out.push(relPath);
+    }
+  };
+  await visit(root, '');
+  return out.sort();
+}
+
+async function loadScope(em: EntityManager, input: IndexInput) {
+  const job = await em.findOne(Job, { id: input.jobId });
+  const lib = await em.findOne(Library, { id: input.repositoryId });
+  const version = input.versionId ? await em.findOne(LibraryVersion, { id: input.versionId }) : null;
+  if (!job || !lib || (input.versionId && !version)) {
+    throw new PermanentError(`The library or version of job ${input.jobId} was deleted`);
+  }
+  return { job, lib, version };
+}
+
+type StagePatch = { stage?: string; progress?: number; stageDetail?: string | null };
+type Counts = { totalFiles?: number; processed?: number };
+
+/**
+ * The one place a stage's progress is written: the job row (stage, progress, file counts) and a `progress` event,
+ * in one transaction. Nothing is written once the job has finished (a cancelled job's straggling attempt).
+ */
+async function setStage(deps: ActivityDeps, jobId: string, patch: StagePatch, counts: Counts = {}): Promise<void> {
+  await deps.jobs.update(
+    deps.orm.em,
+    jobId,
+    (job) => {
+      if (job.completedAt) return null;
+      const detail = indexDetail(job);
+      return {
+        ...patch,
+        detail: {
+          ...detail,
+          ...(counts.totalFiles !== undefined && { totalFiles: counts.totalFiles }),
+          ...(counts.processed !== undefined && { processedFiles: counts.processed }),
+        },
+      };
+    },
+    {
+      silent: true,
+      extra: (job) => {
+        const d = indexDetail(job);
+        return [
+          {
+            event: 'progress',
+            data: { stage: job.stage, stageDetail: job.stageDetail ?? null, progress: job.progress, totalFiles: d.totalFiles, processedFiles: d.processedFiles },
+          },
+        ];
+      },
+    },
+  );
+}
+
+/** Puts the files to index in a folder: the local folder itself, a private copy at a tag, or a shallow clone. */
+async function checkout(
+  deps: ActivityDeps,
+  lib: Library,
+  version: LibraryVersion | null,
+  workdir: string,
+  ctx: StepContext,
+): Promise<{ root: string; commit: string | null }> {
+  if (lib.source === 'local') {
+    if (!version) return { root: lib.sourceUrl, commit: (await isRepository(lib.sourceUrl)) ? await headCommit(lib.sourceUrl) : null };
+    await checkoutLocalTag(lib.sourceUrl, version.tag, workdir, ctx.signal);
+    return { root: workdir, commit: await headCommit(workdir) };
+  }
+  if (version) {
+    const tags = await remoteTags(lib.sourceUrl, lib.gitHostToken, ctx.signal);
+    if (!tags.has(version.tag)) throw new PermanentError(`Tag ${version.tag} does not exist in ${lib.sourceUrl}`);
+  }
+  await shallowClone(lib.sourceUrl, workdir, { ref: version?.tag ?? lib.branch, token: lib.gitHostToken, signal: ctx.signal });
+  return { root: workdir, commit: await headCommit(workdir) };
+}
+
+async function readConfig(root: string): Promise<{ config: ReturnType<typeof parseRepoConfig>['config']; warnings: string[] }> {
+  for (const name of CONFIG_FILE_NAMES) {
+    const text = await fs.readFile(path.join(root, name), 'utf8').catch(() => undefined);
+    if (text !== undefined) {
+      const { config, warnings } = parseRepoConfig(text);
+      return { config, warnings: warnings.map((w) => `${name}: ${w}`) };
+    }
+  }
+  return parseRepoConfig('{}');
+}
+
+/**
+ * Stages crawl and parse. Changed and new files are parsed into `staged_document`; deleted files are staged with
+ * no content; unchanged files (same checksum as stored) are not read twice. Nothing a reader sees changes here.
+ */
+export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: StepContext): Promise<CrawlResult> {
+  const em = deps.orm.em.fork();
+  const { lib, version } = await loadScope(em, input);
+  const workdir = path.join(deps.config.dataDir, 'work', input.jobId);
+  await fs.rm(workdir, { recursive: true, force: true });
+  await em.execute('delete from staged_document where job_id = ?', [input.jobId]); // a retried attempt starts over
+
+  let lastReport = 0;
+  const report = async (patch: StagePatch, counts?: Counts, force = false) => {
+    ctx.heartbeat(patch.stage);
+    if (!force && Date.now() - lastReport < PROGRESS_EVERY_MS) return;
+    lastReport = Date.now();
+    await setStage(deps, input.jobId, patch, counts);
+  };
+
+  try {
+    await report({ stage: 'crawling', progress: 2, stageDetail: lib.source === 'local' && !version ? `reading ${lib.sourceUrl}` : 'fetching the repository' }, undefined, true);
+    const { root, commit } = await checkout(deps, lib, version, workdir, ctx);
+    const { config, warnings } = await readConfig(root);
+    const selection = selectFiles(await walk(root, ctx.signal), config);
+    const totalFiles = selection.included.length;
+
+    const stored = new Map(
+      (await em.find(LibraryDocument, { repositoryId: lib.id, versionId: version?.id ?? null }, { fields: ['filePath', 'checksum'] })).map(
+        (d) => [d.filePath, d.checksum],
+      ),
+    );
+    await report({ stage: 'parsing', progress: 10, stageDetail: warnings.length ? warnings.join('; ') : `${totalFiles} files` }, { totalFiles, processed: 0 }, true);
+
+    let changed = 0;
+    let unchanged = 0;
+    let skipped = 0;
+    const seen = new Set<string>();
+    let batch: { job_id: string; file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = [];
+    const flush = async () => {
+      if (!batch.length) return;
+      await em.execute(
+        `insert into staged_document (job_id, file_path, checksum, snippets)
+         select * from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
+         on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets`,
+        [JSON.stringify(batch)],
+      );
+      batch = [];
+    };
+
+    // Reads and hashes overlap (I/O-bound); parsing stays in file order so the staged rows are deterministic.
+    const read = async (rel: string) => {
+      const file = path.join(root, rel);
+      const st = await fs.stat(file);
+      if (st.size > MAX_FILE_BYTES) return undefined;
+      const bytes = await fs.readFile(file);
+      return bytes.subarray(0, 8000).includes(0) ? undefined : bytes; // binary
+    };
+    const files = selection.included;
+    for (let start = 0; start < files.length; start += READ_AHEAD) {
+      ctx.signal.throwIfAborted();
+      const chunk = files.slice(start, start + READ_AHEAD);
+      const contents = await Promise.all(chunk.map(read));
+      for (const [j, rel] of chunk.entries()) {
+        const bytes = contents[j];
+        if (!bytes) {
+          skipped++;
+          continue;
+        }
+        seen.add(rel);
+        const checksum = sha(bytes);
+        if (stored.get(rel) === checksum) unchanged++;
+        else {
+          changed++;
+          batch.push({ job_id: input.jobId, file_path: rel, checksum, snippets: parseFile(rel, bytes.toString('utf8')) });
+          if (batch.length >= 100) await flush();
+        }
+      }
+      const done = start + chunk.length;
+      await report({ progress: 10 + Math.floor((60 * done) / Math.max(totalFiles, 1)), stageDetail: `${done} of ${totalFiles} files` }, { processed: done });
+    }
+    // Files stored before and gone now (or now excluded) are staged empty: the write stage removes them.
+    let deleted = 0;
+    for (const rel of stored.keys()) {
+      if (!seen.has(rel)) {
+        deleted++;
+        batch.push({ job_id: input.jobId, file_path: rel, checksum: '', snippets: [] });
+        if (batch.length >= 100) await flush();
+      }
+    }
+    await flush();
+    if (skipped) warnings.push(`${skipped} binary or oversized files skipped`);
+    // previousVersions registers versions, but only tags that exist: a missing one would fail every re-index.
+    let previousVersions = version ? [] : config.previousVersions;
+    if (previousVersions.length) {
+      const existing = lib.source === 'local' ? new Set((await localTags(lib.sourceUrl)).map((t) => t.tag)) : new Set((await remoteTags(lib.sourceUrl, lib.gitHostToken, ctx.signal)).keys());
+      const missing = previousVersions.filter((v) => !existing.has(v.tag));
+      if (missing.length) warnings.push(`previousVersions: no tag ${missing.map((v) => v.tag).join(', ')}; not registered`);
+      previousVersions = previousVersions.filter((v) => existing.has(v.tag));
+    }
+    const summary = [`${changed} changed, ${unchanged} unchanged, ${deleted} removed`, ...warnings].join('; ');
+    await report({ progress: 70, stageDetail: summary }, { totalFiles: totalFiles - skipped, processed: totalFiles }, true);
+    return {
+      totalFiles: totalFiles - skipped,
+      changedFiles: changed,
+      deletedFiles: deleted,
+      unchangedFiles: unchanged,
+      commit,
+      rules: config.rules,
+      previousVersions,
+      warnings,
+    };
+  } finally {
+    await fs.rm(workdir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Stage write: swaps the staged files in, in one transaction, so a reader sees the old snippets or the new ones,
+ * never a mix. Also stores the rules and registers previousVersions. Safe to retry: it reads only the staging rows.
+ */
+export async function replaceSnippets(deps: ActivityDeps, input: IndexInput, crawl: CrawlResult) {
+  await setStage(deps, input.jobId, { stage: 'writing', progress: 75, stageDetail: null });
+  return deps.orm.em.fork().transactional(async (tx) => {
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`index-scope:${input.repositoryId}@${input.versionId ?? ''}`]);
+    const { lib, version } = await loadScope(tx, input);
+    const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
+    let written = 0;
+    let removed = 0;
+    let snippets = 0;
+    const now = new Date();
+    for (let offset = 0; ; offset += 200) {
+      const rows: { file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = await tx.execute(
+        'select file_path, checksum, snippets from staged_document where job_id = ? order by file_path limit 200 offset ?',
+        [input.jobId, offset],
+      );
+      if (!rows.length) break;
+      await tx.nativeDelete(LibraryDocument, { ...scope, filePath: { $in: rows.map((r) => r.file_path) } });
+      const docs = rows.filter((r) => r.checksum !== '');
+      removed += rows.length - docs.length;
+      if (docs.length) {
+        await tx.insertMany(
+          LibraryDocument,
+          docs.map((r) => ({ id: documentId(lib.id, scope.versionId, r.file_path), ...scope, filePath: r.file_path, checksum: r.checksum, indexedAt: now })),
+        );
+        const rowsOf = docs.flatMap((r) => {
+          const docId = documentId(lib.id, scope.versionId, r.file_path);
+          return r.snippets.map((s) => ({ id: snippetId(docId, s), documentId: docId, ...scope, type: s.type, title: s.title, content: s.content, language: s.language, breadcrumb: s.breadcrumb, tokenCount: s.tokenCount, ordinal: s.ordinal, createdAt: now }));
+        });
+        for (let i = 0; i < rowsOf.length; i += 500) await tx.insertMany(Snippet, rowsOf.slice(i, i + 500));
+        written += docs.length;
+        snippets += rowsOf.length;
+      }
+    }
+    await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
+
+    // Spec 1: the default branch's rules are the repository-wide row; a version's go to that version's row.
+    await tx.execute(
+      `insert into library_rules (id, repository_id, version_id, rules, updated_at) values (?, ?, ?, ?::jsonb, now())
+       on conflict (repository_id, coalesce(version_id, '')) do update set rules = excluded.rules, updated_at = now()`,
+      [`${lib.id}@${scope.versionId ?? ''}`, lib.id, scope.versionId, JSON.stringify(crawl.rules)],
+    );
+    if (!version) {
+      for (const pv of crawl.previousVersions) {
+        await tx.execute(
+          `insert into library_version (id, repository_id, tag, title, state, total_snippets, created_at)
+           values (?, ?, ?, ?, 'pending', 0, now()) on conflict do nothing`,
+          [versionIdOf(lib.id, pv.tag), lib.id, pv.tag, pv.title ?? null],
+        );
+      }
+    }
+    return { documentsWritten: written, documentsRemoved: removed, snippetsWritten: snippets };
+  });
+}
+
+const EMBED_BATCH = 32;
+
+/**
+ * Stage embed: embeds the scope's snippets that have no vector for the active profile yet (so unchanged files are
+ * never embedded twice), batch by batch; each batch is written in its own statement, and a provider failure fails
+ * the job. Without an active provider there is nothing to do and search stays keyword-only.
+ */
+export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: StepContext): Promise<{ embedded: number; provider: string | null }> {
+  const em = deps.orm.em.fork();
+  const provider = await activeEmbeddingProvider(em);
+  await setStage(deps, input.jobId, {
+    stage: 'embedding',
+    progress: 80,
+    stageDetail: provider ? `embedding with ${provider.model}` : 'no embedding provider active: keyword search only',
+  });
+  if (!provider) return { embedded: 0, provider: null };
+  let embedded = 0;
+  for (;;) {
+    ctx.signal.throwIfAborted();
+    const rows: { id: string; title: string | null; breadcrumb: string | null; content: string }[] = await em.execute(
+      `select s.id, s.title, s.breadcrumb, s.content from snippet s
+       where s.repository_id = ? and coalesce(s.version_id, '') = ?
+         and not exists (select 1 from snippet_embedding e where e.snippet_id = s.id and e.profile_id = ?)
+       order by s.id limit ?`,
+      [input.repositoryId, input.versionId ?? '', provider.profileId, EMBED_BATCH],
+    );
+    if (!rows.length) break;
+    const vectors = await provider.embed(rows.map((r) => [r.breadcrumb, r.title, r.content].filter(Boolean).join('\n')), ctx.signal);
+    if (vectors.length !== rows.length) throw new PermanentError(`${provider.model} returned ${vectors.length} vectors for ${rows.length} texts`);
+    await em.execute(
+      `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at)
+       select id, ?, ?, ?, ?, decode(v, 'base64'), now() from json_to_recordset(?::json) as t(id text, v text)
+       on conflict do nothing`,
+      [provider.profileId, input.repositoryId, provider.model, provider.dimensions, JSON.stringify(rows.map((r, i) => ({ id: r.id, v: Buffer.from(vectors[i]!.buffer, vectors[i]!.byteOffset, vectors[i]!.byteLength).toString('base64') })))],
+    );
+    embedded += rows.length;
+    ctx.heartbeat({ embedded });
+  }
+  return { embedded, provider: provider.model };
+}
+
+/**
+ * Stage statistics: snippet totals, trust score and timestamps. The trust score (0-10) rewards a library that is
+ * substantial and documented: up to 4 points for size (log of the snippet count, full at 10,000), 2 for prose
+ * documentation, 2 for code examples, 1 for having indexed versions, 1 for a config file with rules.
+ */
+export async function updateStatistics(deps: ActivityDeps, input: IndexInput, crawl: CrawlResult) {
+  await setStage(deps, input.jobId, { stage: 'statistics', progress: 95 });
+  const em = deps.orm.em.fork();
+  const { lib, version } = await loadScope(em, input);
+  const counts: { type: string; n: string }[] = await em.execute(
+    `select type, count(*) as n from snippet where repository_id = ? and coalesce(version_id, '') = ? group by type`,
+    [lib.id, version?.id ?? ''],
+  );
+  const n = (t: string) => Number(counts.find((c) => c.type === t)?.n ?? 0);
+  const total = n('code') + n('info');
+  const now = new Date();
+  if (version) {
+    await em.nativeUpdate(LibraryVersion, { id: version.id }, { totalSnippets: total, indexedAt: now, commitHash: crawl.commit ?? version.commitHash });
+  } else {
+    const indexedVersions = await em.count(LibraryVersion, { repositoryId: lib.id, state: 'indexed' });
+    const trust =
+      4 * Math.min(1, Math.log10(1 + total) / 4) + (n('info') > 0 ? 2 : 0) + (n('code') > 0 ? 2 : 0) + (indexedVersions > 0 ? 1 : 0) + (crawl.rules.length > 0 ? 1 : 0);
+    await em.nativeUpdate(
+      Library,
+      { id: lib.id },
+      { totalSnippets: total, trustScore: Math.round(trust * 10) / 10, lastIndexedAt: now, lastCommit: crawl.commit, updatedAt: now },
+    );
+  }
+  return { totalSnippets: total };
+}

@@ -1,0 +1,389 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
+import type { Config } from '../core/config.js';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { Job } from '../db/entities/job.js';
+import { Library, type LibrarySource, type LibraryState, LibraryVersion } from '../db/entities/library.js';
+import type { Orm } from '../db/orm.js';
+import { TEXT_ARRAY, textArray } from '../db/sql.js';
+import { launchJob } from '../jobs/launch.js';
+import type { JobStore } from '../jobs/store.js';
+import { type GitError, isRepository, localTags, originUrl, probeRemote, remoteTags } from './git.js';
+import { isGitRemoteUrl, isValidTag, libraryIdFromFolder, libraryIdFromRemote, versionIdOf } from './ids.js';
+import { type IndexJobDetail, serializeIndexJob } from './kind.js';
+
+export interface IndexDeps {
+  config: Config;
+  orm: Orm;
+  jobs: JobStore;
+  temporal: Client;
+  log: Logger;
+}
+
+const em = (deps: IndexDeps): EntityManager => deps.orm.em.fork();
+
+export function serializeLibrary(lib: Library) {
+  return {
+    id: lib.id,
+    title: lib.title,
+    description: lib.description ?? null,
+    source: lib.source,
+    sourceUrl: lib.sourceUrl,
+    branch: lib.branch ?? null,
+    state: lib.state,
+    totalSnippets: lib.totalSnippets,
+    trustScore: lib.trustScore,
+    lastIndexedAt: lib.lastIndexedAt?.toISOString() ?? null,
+    hasGitHostToken: lib.gitHostToken != null,
+    createdAt: lib.createdAt.toISOString(),
+    updatedAt: lib.updatedAt.toISOString(),
+  };
+}
+
+export function serializeVersion(v: LibraryVersion) {
+  return {
+    id: v.id,
+    repositoryId: v.repositoryId,
+    tag: v.tag,
+    title: v.title ?? undefined,
+    commitHash: v.commitHash ?? null,
+    state: v.state,
+    totalSnippets: v.totalSnippets,
+    indexedAt: v.indexedAt?.toISOString() ?? null,
+    createdAt: v.createdAt.toISOString(),
+  };
+}
+
+export async function findLibrary(e: EntityManager, id: string): Promise<Library> {
+  const lib = await e.findOne(Library, { id });
+  if (!lib) throw new NotFoundError(`Library ${id} not found`, 'LIBRARY_NOT_FOUND');
+  return lib;
+}
+
+export async function findVersion(e: EntityManager, libraryId: string, tag: string): Promise<LibraryVersion> {
+  const v = await e.findOne(LibraryVersion, { repositoryId: libraryId, tag });
+  if (!v) throw new NotFoundError(`Version ${tag} of ${libraryId} not found`, 'VERSION_NOT_FOUND');
+  return v;
+}
+
+/** List items add the tags of registered versions, the stored embeddings and the indexed versions. */
+export async function listLibraries(
+  deps: IndexDeps,
+  q: { state?: LibraryState; limit: number; offset: number },
+) {
+  const e = em(deps);
+  const where = q.state ? { state: q.state } : {};
+  const [libs, total] = await e.findAndCount(Library, where, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: q.limit, offset: q.offset });
+  const ids = libs.map((l) => l.id);
+  const versions = ids.length ? await e.find(LibraryVersion, { repositoryId: { $in: ids } }, { orderBy: { createdAt: 'asc' } }) : [];
+  const counts: { repository_id: string; n: string }[] = ids.length
+    ? await e.execute(`select repository_id, count(*) as n from snippet_embedding where repository_id = any(${TEXT_ARRAY}) group by repository_id`, [textArray(ids)])
+    : [];
+  const embeddings = new Map(counts.map((c) => [c.repository_id, Number(c.n)]));
+  return {
+    libraries: libs.map((lib) => {
+      const mine = versions.filter((v) => v.repositoryId === lib.id);
+      return {
+        ...serializeLibrary(lib),
+        versions: mine.map((v) => v.tag),
+        embeddingCount: embeddings.get(lib.id) ?? 0,
+        indexedVersions: [...(lib.lastIndexedAt ? ['main'] : []), ...mine.filter((v) => v.state === 'indexed').map((v) => v.tag)],
+      };
+    }),
+    total,
+    limit: q.limit,
+    offset: q.offset,
+  };
+}
+
+export async function getLibrary(deps: IndexDeps, id: string) {
+  const e = em(deps);
+  const lib = await findLibrary(e, id);
+  const versions = await e.find(LibraryVersion, { repositoryId: id }, { orderBy: { createdAt: 'asc' } });
+  return { ...serializeLibrary(lib), versions: versions.map((v) => v.tag) };
+}
+
+async function checkLocalFolder(config: Config, sourceUrl: string): Promise<string> {
+  if (!path.isAbsolute(sourceUrl)) {
+    throw new ValidationError('sourceUrl of a local library must be an absolute folder path', 'INVALID_SOURCE_URL');
+  }
+  const folder = path.resolve(sourceUrl);
+  if (config.localSourceRoots.length && !config.localSourceRoots.some((r) => folder === r || folder.startsWith(r + path.sep))) {
+    throw new ValidationError(`${folder} is outside the folders allowed by LOCAL_SOURCE_ROOTS`, 'SOURCE_NOT_ALLOWED');
+  }
+  const st = await fs.stat(folder).catch(() => undefined);
+  if (!st?.isDirectory()) throw new ValidationError(`${folder} is not a folder this server can read`, 'INVALID_SOURCE_URL');
+  return folder;
+}
+
+export interface NewLibrary {
+  source: LibrarySource;
+  sourceUrl: string;
+  title?: string;
+  description?: string;
+  branch?: string;
+  gitHostToken?: string;
+  autoIndex?: boolean;
+}
+
+export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
+  let id: string | undefined;
+  let sourceUrl = input.sourceUrl.trim();
+  if (input.source === 'git-host') {
+    if (!isGitRemoteUrl(sourceUrl)) {
+      throw new ValidationError('sourceUrl must be a git remote URL (https://, ssh:// or git@host:owner/repo)', 'INVALID_SOURCE_URL');
+    }
+    id = libraryIdFromRemote(sourceUrl);
+    if (!id) throw new ValidationError('sourceUrl must name an owner and a repository', 'INVALID_SOURCE_URL');
+    try {
+      await probeRemote(sourceUrl, input.gitHostToken);
+    } catch (err) {
+      throw new ValidationError(`The repository cannot be read: ${(err as Error).message}`, 'REPOSITORY_UNREACHABLE');
+    }
+  } else {
+    sourceUrl = await checkLocalFolder(deps.config, sourceUrl);
+    id = libraryIdFromFolder(sourceUrl, (await isRepository(sourceUrl)) ? await originUrl(sourceUrl) : undefined);
+  }
+
+  const e = em(deps);
+  if (await e.findOne(Library, { id })) throw new ConflictError(`Library ${id} already exists`, 'LIBRARY_EXISTS');
+  const now = new Date();
+  const lib = e.create(Library, {
+    id,
+    title: input.title?.trim() || id.split('/').pop()!,
+    description: input.description?.trim() || null,
+    source: input.source,
+    sourceUrl,
+    branch: input.branch?.trim() || null,
+    gitHostToken: input.gitHostToken || null,
+    state: 'pending',
+    totalSnippets: 0,
+    trustScore: 0,
+    createdAt: now,
+    updatedAt: now,
+  });
+  try {
+    await e.flush();
+  } catch (err) {
+    if ((err as Error).name === 'UniqueConstraintViolationException') throw new ConflictError(`Library ${id} already exists`, 'LIBRARY_EXISTS');
+    throw err;
+  }
+  const job = input.autoIndex === false ? undefined : (await enqueueIndex(deps, lib, null)).job;
+  return { library: serializeLibrary(lib), ...(job && { job }) };
+}
+
+export async function updateLibrary(
+  deps: IndexDeps,
+  id: string,
+  patch: { title?: string; description?: string | null; branch?: string | null; gitHostToken?: string | null },
+) {
+  const e = em(deps);
+  const lib = await findLibrary(e, id);
+  if (patch.gitHostToken !== undefined && lib.source !== 'git-host') {
+    throw new ValidationError('Only git-host libraries take a gitHostToken', 'VALIDATION_ERROR');
+  }
+  if (patch.title !== undefined) lib.title = patch.title.trim() || lib.title;
+  if (patch.description !== undefined) lib.description = patch.description?.trim() || null;
+  if (patch.branch !== undefined) lib.branch = patch.branch?.trim() || null;
+  if (patch.gitHostToken !== undefined) lib.gitHostToken = patch.gitHostToken || null;
+  lib.updatedAt = new Date();
+  await e.flush();
+  return serializeLibrary(lib);
+}
+
+/** Unfinished indexing jobs of a library, or of one of its versions. */
+async function activeJobs(e: EntityManager, repositoryId: string, versionId?: string): Promise<Job[]> {
+  const rows: { id: string }[] = await e.execute(
+    `select id from job where kind = 'index' and completed_at is null and detail->>'repositoryId' = ?` +
+      (versionId ? ` and detail->>'versionId' = ?` : ''),
+    versionId ? [repositoryId, versionId] : [repositoryId],
+  );
+  return rows.length ? e.find(Job, { id: { $in: rows.map((r) => r.id) } }) : [];
+}
+
+async function cancelWorkflows(deps: IndexDeps, jobs: Job[]): Promise<void> {
+  await Promise.all(
+    jobs.map((j) =>
+      deps.temporal.workflow
+        .getHandle(j.workflowId)
+        .cancel()
+        .catch(() => undefined), // already gone: nothing to cancel
+    ),
+  );
+}
+
+/**
+ * Cancels the library's running jobs, then removes it with everything under it (versions, documents, snippets,
+ * embeddings, rules: foreign keys cascade) and its jobs with their events, in one transaction.
+ */
+export async function deleteLibrary(deps: IndexDeps, id: string) {
+  const e = em(deps);
+  await findLibrary(e, id);
+  const active = await activeJobs(e, id);
+  await cancelWorkflows(deps, active);
+  return e.transactional(async (tx) => {
+    const jobs: { id: string }[] = await tx.execute(`select id from job where kind = 'index' and detail->>'repositoryId' = ?`, [id]);
+    await deleteJobs(tx, jobs.map((j) => j.id), [`repo:${id}`]);
+    const versions = await tx.count(LibraryVersion, { repositoryId: id });
+    await tx.nativeDelete(Library, { id });
+    return { id, deleted: true, versionsDeleted: versions, jobsCancelled: active.length };
+  });
+}
+
+/** Removes jobs with their own streams, the given streams, and their events in the all-libraries stream. */
+async function deleteJobs(tx: EntityManager, ids: string[], extraStreams: string[] = []): Promise<void> {
+  const streams = [...ids.map((j) => `job:${j}`), ...extraStreams];
+  if (streams.length) {
+    await tx.execute(`delete from job_event where stream = any(${TEXT_ARRAY})`, [textArray(streams)]);
+    await tx.execute(`delete from event_stream where name = any(${TEXT_ARRAY})`, [textArray(streams)]);
+  }
+  if (ids.length) {
+    await tx.execute(`delete from job_event where stream = 'kind:index' and data->>'jobId' = any(${TEXT_ARRAY})`, [textArray(ids)]);
+    await tx.execute(`delete from job where id = any(${TEXT_ARRAY})`, [textArray(ids)]);
+  }
+}
+
+/** Starts (or joins) the indexing job of a library's default branch or of one version. */
+export async function enqueueIndex(deps: IndexDeps, lib: Library, version: LibraryVersion | null) {
+  const detail: IndexJobDetail = { repositoryId: lib.id, versionId: version?.id ?? null, totalFiles: 0, processedFiles: 0 };
+  const key = `index:${lib.id}${version ? `@${version.tag}` : ''}`;
+  const { job, created } = await launchJob(
+    { em: em(deps), jobs: deps.jobs, temporal: deps.temporal, config: deps.config },
+    {
+      kind: 'index',
+      status: 'queued',
+      stage: 'queued',
+      workflowId: key,
+      activeKey: key,
+      topics: [`repo:${lib.id}`],
+      detail: detail as unknown as Record<string, unknown>,
+      workflowType: 'indexLibraryWorkflow',
+      queue: 'indexing',
+      args: (j) => [{ jobId: j.id, repositoryId: lib.id, versionId: version?.id ?? null, heartbeatTimeoutMs: deps.config.indexingHeartbeatTimeoutMs }],
+      subject: version ? `${lib.id}@${version.tag}` : lib.id,
+    },
+  );
+  return { job: serializeIndexJob(job), created };
+}
+
+/** Re-indexes the default branch and every registered version (spec 1: the latter come back as versionJobs). */
+export async function indexLibrary(deps: IndexDeps, id: string) {
+  const e = em(deps);
+  const lib = await findLibrary(e, id);
+  const main = await enqueueIndex(deps, lib, null);
+  const versions = await e.find(LibraryVersion, { repositoryId: id }, { orderBy: { createdAt: 'asc' } });
+  const versionJobs = [];
+  let created = main.created;
+  for (const v of versions) {
+    const r = await enqueueIndex(deps, lib, v);
+    created ||= r.created;
+    versionJobs.push(r.job);
+  }
+  return { created, body: { job: main.job, versionJobs } };
+}
+
+export async function listVersions(deps: IndexDeps, id: string) {
+  const e = em(deps);
+  await findLibrary(e, id);
+  const versions = await e.find(LibraryVersion, { repositoryId: id }, { orderBy: { createdAt: 'asc' } });
+  return { versions: versions.map(serializeVersion) };
+}
+
+export async function addVersion(deps: IndexDeps, id: string, input: { tag: string; title?: string; autoIndex?: boolean }) {
+  const e = em(deps);
+  const lib = await findLibrary(e, id);
+  const tag = input.tag.trim();
+  if (!isValidTag(tag)) throw new ValidationError(`"${input.tag}" is not a valid tag name`, 'INVALID_TAG');
+  if (await e.findOne(LibraryVersion, { repositoryId: id, tag })) {
+    throw new ConflictError(`Version ${tag} of ${id} already exists`, 'VERSION_EXISTS');
+  }
+  let commitHash: string | null = null;
+  if (lib.source === 'git-host') {
+    // Spec 1: a git-host tag is checked against the host's tag list before indexing.
+    let tags: Map<string, string>;
+    try {
+      tags = await remoteTags(lib.sourceUrl, lib.gitHostToken);
+    } catch (err) {
+      throw new ValidationError(`The repository's tags cannot be read: ${(err as GitError).message}`, 'REPOSITORY_UNREACHABLE');
+    }
+    if (!tags.has(tag)) throw new ValidationError(`Tag ${tag} does not exist in ${lib.sourceUrl}`, 'TAG_NOT_FOUND');
+    commitHash = tags.get(tag)!;
+  } else {
+    const local = (await localTags(lib.sourceUrl)).find((t) => t.tag === tag);
+    if (!local) throw new ValidationError(`Tag ${tag} does not exist in ${lib.sourceUrl}`, 'TAG_NOT_FOUND');
+    commitHash = local.commit;
+  }
+  const version = e.create(LibraryVersion, {
+    id: versionIdOf(id, tag),
+    repositoryId: id,
+    tag,
+    title: input.title?.trim() || null,
+    commitHash,
+    state: 'pending',
+    totalSnippets: 0,
+    createdAt: new Date(),
+  });
+  await e.flush();
+  const job = input.autoIndex === false ? null : (await enqueueIndex(deps, lib, version)).job;
+  return { version: serializeVersion(version), job };
+}
+
+export async function deleteVersion(deps: IndexDeps, id: string, tag: string) {
+  const e = em(deps);
+  const version = await findVersion(e, id, tag);
+  const active = await activeJobs(e, id, version.id);
+  await cancelWorkflows(deps, active);
+  return e.transactional(async (tx) => {
+    const jobs: { id: string }[] = await tx.execute(
+      `select id from job where kind = 'index' and detail->>'repositoryId' = ? and detail->>'versionId' = ?`,
+      [id, version.id],
+    );
+    await deleteJobs(tx, jobs.map((j) => j.id));
+    await tx.nativeDelete(LibraryVersion, { id: version.id });
+    return { id: version.id, deleted: true, jobsCancelled: active.length };
+  });
+}
+
+export async function indexVersion(deps: IndexDeps, id: string, tag: string) {
+  const e = em(deps);
+  const lib = await findLibrary(e, id);
+  return enqueueIndex(deps, lib, await findVersion(e, id, tag));
+}
+
+/** Spec 1: tags of a local repository; empty for git-host libraries and when git fails. */
+export async function discoverTags(deps: IndexDeps, id: string) {
+  const lib = await findLibrary(em(deps), id);
+  if (lib.source !== 'local') return { tags: [] as string[] };
+  return { tags: (await localTags(lib.sourceUrl)).map((t) => t.tag).sort() };
+}
+
+export async function listJobs(deps: IndexDeps, q: { repositoryId?: string; status?: string; limit: number }) {
+  const where: string[] = [`kind = 'index'`];
+  const params: unknown[] = [];
+  if (q.repositoryId) {
+    where.push(`detail->>'repositoryId' = ?`);
+    params.push(q.repositoryId);
+  }
+  if (q.status) {
+    where.push('status = ?');
+    params.push(q.status);
+  }
+  const e = em(deps);
+  const [{ n }] = (await e.execute(`select count(*) as n from job where ${where.join(' and ')}`, params)) as [{ n: string }];
+  const ids: { id: string }[] = await e.execute(
+    `select id from job where ${where.join(' and ')} order by created_at desc, id limit ?`,
+    [...params, q.limit],
+  );
+  const jobs = ids.length ? await e.find(Job, { id: { $in: ids.map((r) => r.id) } }) : [];
+  const byId = new Map(jobs.map((j) => [j.id, j]));
+  return { jobs: ids.map((r) => serializeIndexJob(byId.get(r.id)!)), total: Number(n) };
+}
+
+export async function findIndexJob(deps: IndexDeps, id: string): Promise<Job> {
+  const job = await em(deps).findOne(Job, { id, kind: 'index' });
+  if (!job) throw new NotFoundError(`Job ${id} not found`, 'JOB_NOT_FOUND');
+  return job;
+}

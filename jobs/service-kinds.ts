@@ -1,0 +1,5 @@
+import { indexJobKind } from '../docindex/kind.js';
+import type { JobKind } from './kinds.js';
+
+/** The job kinds of the services; each service adds its own as it lands. */
+export const serviceJobKinds: JobKind[] = [indexJobKind];

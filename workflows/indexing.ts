@@ -1,0 +1,36 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { IndexingActivities } from '../activities/indexing.js';
+import type { IndexInput } from '../docindex/pipeline.js';
+import { runJob } from './job-lifecycle.js';
+import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
+
+const { replaceSnippets, updateStatistics } = proxyActivities<IndexingActivities>({
+  startToCloseTimeout: '15 minutes',
+  retry: JOB_ACTIVITY_RETRY,
+});
+
+/**
+ * Indexes a library's default branch (versionId null) or one version. Workflow id `index:<library>[@<tag>]`, so
+ * there is one active job per key. The job waits `queued` for a slot of the `indexing` pool, whose size is the
+ * indexing concurrency setting.
+ */
+export async function indexLibraryWorkflow(input: IndexInput) {
+  // A killed worker's attempt is retried on another worker once its heartbeats stop.
+  const { crawlAndParse, embedSnippets } = proxyActivities<IndexingActivities>({
+    startToCloseTimeout: '2 hours',
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: externalCallRetry(3),
+  });
+  return runJob(
+    input.jobId,
+    async () => {
+      // Each stage reports its own progress (stage, percentage, files) as it goes.
+      const crawl = await crawlAndParse(input); // crawling, parsing
+      const written = await replaceSnippets(input, crawl); // writing: one transaction
+      const embedded = await embedSnippets(input); // embedding
+      const stats = await updateStatistics(input, crawl); // statistics
+      return { ...crawl, ...written, ...embedded, ...stats };
+    },
+    { slot: 'indexing' },
+  );
+}
