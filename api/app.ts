@@ -58,18 +58,26 @@ export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): K
   app.use(errorHandler(deps.log));
   app.use(cors(() => routes.specs));
   app.use(apiKeyAuth(deps.config.apiKey));
-  app.use(
-    bodyParser({
-      enableTypes: ['json', 'form', 'text'],
-      jsonLimit: deps.config.bodyLimitBytes,
-      formLimit: deps.config.bodyLimitBytes,
-      textLimit: deps.config.bodyLimitBytes,
-      // Parse errors go to the error handler, which maps them to 400/413 with a stable code.
-      onError: (err) => {
-        throw err;
-      },
-    }),
-  );
+  // One parser per body limit: BODY_LIMIT, or the limit of the route the request goes to.
+  const parsers = new Map<number, Koa.Middleware>();
+  const parserFor = (limit: number): Koa.Middleware => {
+    let parser = parsers.get(limit);
+    if (!parser) {
+      parser = bodyParser({
+        enableTypes: ['json', 'form', 'text'],
+        jsonLimit: limit,
+        formLimit: limit,
+        textLimit: limit,
+        // Parse errors go to the error handler, which maps them to 400/413 with a stable code.
+        onError: (err) => {
+          throw err;
+        },
+      });
+      parsers.set(limit, parser);
+    }
+    return parser;
+  };
+  app.use((ctx, next) => parserFor(routes.bodyLimitFor(ctx.path, ctx.method) ?? deps.config.bodyLimitBytes)(ctx, next));
   app.use(routes.router.routes());
   app.use(routes.router.allowedMethods({ throw: false }));
   return app;

@@ -30,6 +30,10 @@ export interface RouteSpec {
   /** Optional entries let a factory's array of specs infer without annotations. */
   responses: { [status: number]: ResponseSpec | undefined };
   handler: Middleware;
+  /** The largest JSON/form/text body of this route, when it is not BODY_LIMIT (e.g. webhooks carrying transcripts). */
+  bodyLimitBytes?: number;
+  /** Bodies the handler reads and checks itself (e.g. multipart uploads), for the OpenAPI document. */
+  requestBodies?: { contentType: string; schema: SchemaObject }[];
 }
 
 declare module 'koa' {
@@ -41,6 +45,16 @@ declare module 'koa' {
 export class Routes {
   readonly specs: RouteSpec[] = [];
   readonly router = new Router();
+  private readonly bodyLimits = new WeakMap<object, number>();
+
+  /** The body limit of the route a request goes to, when that route sets its own. */
+  bodyLimitFor(path: string, method: string): number | undefined {
+    for (const layer of this.router.match(path, method).pathAndMethod) {
+      const limit = this.bodyLimits.get(layer);
+      if (limit !== undefined) return limit;
+    }
+    return undefined;
+  }
 
   add(...specs: RouteSpec[]): this {
     for (const spec of specs) {
@@ -50,7 +64,8 @@ export class Routes {
         if (spec.body) validate('body', spec.body, (ctx.request as { body?: unknown }).body ?? {});
         await next();
       };
-      this.router.register(spec.path, [spec.method], [checks, spec.handler]);
+      const layer = this.router.register(spec.path, [spec.method], [checks, spec.handler]);
+      if (spec.bodyLimitBytes !== undefined) this.bodyLimits.set(layer, spec.bodyLimitBytes);
     }
     return this;
   }
@@ -97,7 +112,15 @@ export class Routes {
         tags: spec.tags,
         operationId: `${spec.method.toLowerCase()}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
         parameters: [...pathParams, ...queryParams],
-        ...(spec.body && { requestBody: { required: true, content: { 'application/json': { schema: ref(spec.body) } } } }),
+        ...((spec.body || spec.requestBodies) && {
+          requestBody: {
+            required: true,
+            content: {
+              ...(spec.body && { 'application/json': { schema: ref(spec.body) } }),
+              ...Object.fromEntries((spec.requestBodies ?? []).map((b) => [b.contentType, { schema: ref(b.schema) }])),
+            },
+          },
+        }),
         responses,
       };
     }

@@ -23,8 +23,8 @@ export interface SseOptions {
   format?: (e: StoredEvent) => SseMessage | null;
   /** Close the stream after this event (e.g. the job finished). */
   endAfter?: (e: StoredEvent) => boolean;
-  /** Close right after the initial messages and replay (e.g. the job had already finished). */
-  endAtOnce?: boolean;
+  /** Close right after the initial messages and replay (e.g. the job had already finished); a function is asked then. */
+  endAtOnce?: boolean | (() => boolean);
   /** Events a slow client may fall behind by before it is disconnected (it resumes with Last-Event-ID). */
   maxBacklog?: number;
 }
@@ -143,7 +143,7 @@ export async function streamEvents(ctx: Context, o: SseOptions): Promise<void> {
     }
     live = true;
     await pump();
-    if (o.endAtOnce) return close();
+    if (typeof o.endAtOnce === 'function' ? o.endAtOnce() : o.endAtOnce) return close();
     heartbeat = setInterval(() => {
       // A named ping repeats the current id, so it never moves the client's position.
       void write(o.heartbeat === 'event' ? `id: ${lastSent}\nevent: ping\ndata: {}\n\n` : ': ping\n\n');

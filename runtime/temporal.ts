@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import { constants, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -9,6 +8,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
+import { gristmillCacheDir, isExecutable, onPath } from './binaries.js';
 import { spawnManaged, stopManaged, tail } from './processes.js';
 
 const run = promisify(execFile);
@@ -27,25 +27,7 @@ export interface TemporalEndpoint {
 
 /** A user-level cache outside the checkout, so fresh clones on the same machine (as CI uses) reuse the binary. */
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.GRISTMILL_CACHE_DIR ?? path.join(env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'gristmill');
-  return path.join(base, 'temporal', `v${TEMPORAL_CLI_VERSION}`);
-}
-
-async function isExecutable(file: string): Promise<boolean> {
-  try {
-    await fs.access(file, constants.X_OK);
-    return (await fs.stat(file)).isFile();
-  } catch {
-    return false;
-  }
-}
-
-async function onPath(name: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const candidate = path.join(dir, name);
-    if (await isExecutable(candidate)) return candidate;
-  }
-  return undefined;
+  return path.join(gristmillCacheDir(env), 'temporal', `v${TEMPORAL_CLI_VERSION}`);
 }
 
 /** Temporal's CDN, or TEMPORAL_CLI_DOWNLOAD_URL (a mirror serving the same .tar.gz archive). */
