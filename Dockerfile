@@ -35,7 +35,8 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm,sharing=locked \
     npm ci --omit=dev --no-audit --no-fund \
  && rm -rf node_modules/@temporalio/core-bridge/releases/*-apple-darwin \
-           node_modules/@temporalio/core-bridge/releases/*-windows-*
+           node_modules/@temporalio/core-bridge/releases/*-windows-* \
+           node_modules/@ffmpeg-installer
 
 # ---- runtime ----------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime

@@ -3,7 +3,9 @@ import type { ActivityDeps } from './deps.js';
 import { createHealthActivities } from './health.js';
 import { createIndexingActivities } from './indexing.js';
 import { createJobActivities } from './jobs.js';
+import { createPushActivities } from './push.js';
 import { createSlotActivities } from './slots.js';
+import { createTranscriptionActivities } from './transcription.js';
 
 /**
  * The activities each task queue's worker registers: the shared ones (health ping, job bookkeeping) everywhere,
@@ -15,5 +17,7 @@ export function activitiesFor(queue: QueueName, deps: ActivityDeps): Record<stri
     ...createJobActivities(deps),
     ...createSlotActivities(deps),
     ...(queue === 'indexing' && createIndexingActivities(deps)),
+    ...(queue === 'transcription' && createTranscriptionActivities(deps)),
+    ...((queue === 'transcription' || queue === 'recipes') && createPushActivities(deps)),
   };
 }

@@ -3,9 +3,10 @@
  * Benchmarks provision their own embedded PostgreSQL (and Temporal where needed) in a temporary directory.
  */
 import { events } from './events.js';
+import { transcription } from './transcription.js';
 import { index } from './index.js';
 
-const benches: Record<string, () => Promise<void>> = { events, index };
+const benches: Record<string, () => Promise<void>> = { events, transcription, index };
 
 const name = process.argv[2];
 if (!name || !benches[name]) {

@@ -33,6 +33,10 @@ export interface Config {
   reconcileIntervalMs: number;
   sseHeartbeatMs: number;
   shutdownTimeoutMs: number;
+  /** Transcription: the backend, upload and webhook limits, waits, and the media tools. */
+  transcription: TranscriptionConfig;
+  /** Web push (shared by every service that notifies). */
+  push: PushConfig;
   /** CPUs this process may use (containers often get fewer than the host has); bounds indexing concurrency. */
   cpuCount: number;
   /** How long an indexing activity may go without a heartbeat before Temporal retries it on another worker. */
@@ -113,6 +117,8 @@ export function loadConfig(env: Env = process.env): Config {
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 30_000, 100, 86_400_000),
     sseHeartbeatMs: int(env, 'SSE_HEARTBEAT_MS', 15_000, 50, 3_600_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 100, 600_000),
+    transcription: transcriptionConfig(env),
+    push: pushConfig(env, url(env, 'PUBLIC_BASE_URL')),
     cpuCount: int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096),
     indexingHeartbeatTimeoutMs: int(env, 'INDEXING_HEARTBEAT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     localSourceRoots: (str(env, 'LOCAL_SOURCE_ROOTS') ?? '')
@@ -125,4 +131,79 @@ export function loadConfig(env: Env = process.env): Config {
 /** The real task queue name for a logical queue. */
 export function taskQueue(config: Pick<Config, 'taskQueuePrefix'>, name: QueueName): string {
   return `${config.taskQueuePrefix}${name}`;
+}
+
+export interface TranscriptionConfig {
+  /** The transcription backend; unset: jobs that need it fail with a message saying so (captions still work). */
+  asrBaseUrl: string | undefined;
+  asrApiKey: string | undefined;
+  /** Largest webhook body (segment lists of long recordings are large). */
+  asrWebhookBodyLimitBytes: number;
+  uploadMaxBytes: number;
+  /** Longest single wait for the backend's model after a 503; Retry-After is capped to it. */
+  modelWaitMaxMs: number;
+  /** Resubmissions after 503 answers before the job fails. */
+  maxResubmits: number;
+  /** How long a job waits for the backend's webhook after submission. */
+  webhookTimeoutMs: number;
+  /** How long the webhook handler waits for the outcome before it answers 200 (the result is kept durably). */
+  webhookResponseMs: number;
+  /** Heartbeat timeout of long activities: how soon a dead worker's download or wait is retried elsewhere. */
+  heartbeatTimeoutMs: number;
+  /** Longest download or ffmpeg run. */
+  mediaTimeoutMs: number;
+  ffmpegPath: string | undefined;
+  ytdlpPath: string | undefined;
+  /** ffmpeg runs at once per worker process; more wait (heartbeating) so CPU-bound work never starves the rest. */
+  ffmpegConcurrency: number;
+}
+
+function transcriptionConfig(env: Env): TranscriptionConfig {
+  const asrApiKey = str(env, 'ASR_API_KEY');
+  registerSecret(asrApiKey);
+  return {
+    asrBaseUrl: url(env, 'ASR_BASE_URL')?.replace(/\/+$/, ''),
+    asrApiKey,
+    asrWebhookBodyLimitBytes: parseSize('ASR_WEBHOOK_BODY_LIMIT', str(env, 'ASR_WEBHOOK_BODY_LIMIT') ?? '50mb'),
+    uploadMaxBytes: parseSize('UPLOAD_MAX_BYTES', str(env, 'UPLOAD_MAX_BYTES') ?? '2gb'),
+    modelWaitMaxMs: int(env, 'TRANSCRIPTION_MODEL_WAIT_MAX_MS', 600_000, 10, 86_400_000),
+    maxResubmits: int(env, 'TRANSCRIPTION_MAX_RESUBMITS', 5, 0, 1000),
+    webhookTimeoutMs: int(env, 'TRANSCRIPTION_WEBHOOK_TIMEOUT_MS', 6 * 3_600_000, 100, 30 * 86_400_000),
+    webhookResponseMs: int(env, 'TRANSCRIPTION_WEBHOOK_RESPONSE_MS', 10_000, 10, 600_000),
+    heartbeatTimeoutMs: int(env, 'TRANSCRIPTION_HEARTBEAT_TIMEOUT_MS', 30_000, 500, 3_600_000),
+    mediaTimeoutMs: int(env, 'TRANSCRIPTION_MEDIA_TIMEOUT_MS', 2 * 3_600_000, 1000, 86_400_000),
+    ffmpegPath: str(env, 'FFMPEG_PATH'),
+    ytdlpPath: str(env, 'YTDLP_PATH'),
+    ffmpegConcurrency: int(env, 'TRANSCRIPTION_FFMPEG_CONCURRENCY', int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096), 1, 256),
+  };
+}
+
+export interface PushConfig {
+  /** Both or neither; neither: a key pair is generated once into DATA_DIR/vapid.json. */
+  vapidPublicKey: string | undefined;
+  vapidPrivateKey: string | undefined;
+  /** The `sub` claim push services use to contact the operator: a mailto: or https: URL. */
+  vapidSubject: string;
+  /** Extra certificate authorities (PEM) trusted for push services, e.g. a self-hosted one with a private CA. */
+  caFile: string | undefined;
+}
+
+function pushConfig(env: Env, publicBaseUrl: string | undefined): PushConfig {
+  const publicKey = str(env, 'VAPID_PUBLIC_KEY');
+  const privateKey = str(env, 'VAPID_PRIVATE_KEY');
+  registerSecret(privateKey);
+  if (!publicKey !== !privateKey) {
+    throw new ConfigError('Set both VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY, or neither (a key pair is then generated once)');
+  }
+  const key = (name: string, value: string | undefined, bytes: number) => {
+    if (value !== undefined && Buffer.from(value, 'base64url').length !== bytes) {
+      throw new ConfigError(`${name} must be ${bytes} bytes in URL-safe base64 (as \`npx web-push generate-vapid-keys\` prints)`);
+    }
+  };
+  key('VAPID_PUBLIC_KEY', publicKey, 65);
+  key('VAPID_PRIVATE_KEY', privateKey, 32);
+  const publicHttps = publicBaseUrl && /^https:/i.test(publicBaseUrl) && !/^https:\/\/localhost\b/i.test(publicBaseUrl);
+  const subject = str(env, 'VAPID_SUBJECT') ?? (publicHttps ? publicBaseUrl.replace(/\/+$/, '') : 'mailto:gristmill@localhost');
+  if (!/^(mailto:|https:\/\/)/i.test(subject)) throw new ConfigError('VAPID_SUBJECT must be a mailto: address or an https: URL');
+  return { vapidPublicKey: publicKey, vapidPrivateKey: privateKey, vapidSubject: subject, caFile: str(env, 'PUSH_CA_FILE') };
 }

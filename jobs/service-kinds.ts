@@ -1,5 +1,6 @@
 import { indexJobKind } from '../docindex/kind.js';
+import { transcriptionKind } from '../transcription/kind.js';
 import type { JobKind } from './kinds.js';
 
 /** The job kinds of the services; each service adds its own as it lands. */
-export const serviceJobKinds: JobKind[] = [indexJobKind];
+export const serviceJobKinds: JobKind[] = [indexJobKind, transcriptionKind];

@@ -12,12 +12,36 @@ import health from './api/health.schema.json' with { type: 'json' };
 import healthzQuery from './api/healthz.query.schema.json' with { type: 'json' };
 import ledgerValidation from './api/ledger-validation.schema.json' with { type: 'json' };
 import findingsLedger from './findings-ledger.schema.json' with { type: 'json' };
+import notificationsSubscribeBody from './api/notifications.subscribe.body.schema.json' with { type: 'json' };
+import notificationsSubscribe from './api/notifications.subscribe.schema.json' with { type: 'json' };
+import notificationsUnsubscribeBody from './api/notifications.unsubscribe.body.schema.json' with { type: 'json' };
+import notificationsVapidKey from './api/notifications.vapid-key.schema.json' with { type: 'json' };
+import transcriptionCreate from './api/transcription.create.schema.json' with { type: 'json' };
+import transcriptionJobList from './api/transcription.job-list.schema.json' with { type: 'json' };
+import transcriptionJob from './api/transcription.job.schema.json' with { type: 'json' };
+import transcriptionListQuery from './api/transcription.list.query.schema.json' with { type: 'json' };
+import transcriptionUpload from './api/transcription.upload.schema.json' with { type: 'json' };
+import transcriptionWebhookResult from './api/transcription.webhook-result.schema.json' with { type: 'json' };
+import transcriptionWebhook from './api/transcription.webhook.schema.json' with { type: 'json' };
 
 /**
  * The JSON Schemas of the HTTP API. Routes name them for validation (api/validate.ts) and the OpenAPI document
  * (api/routes.ts) is built from the same objects, so the two cannot drift.
  */
 export const apiSchemas = {
+  // transcription
+  transcriptionCreate: transcriptionCreate as SchemaObject,
+  transcriptionUpload: transcriptionUpload as SchemaObject,
+  transcriptionListQuery: transcriptionListQuery as SchemaObject,
+  transcriptionJob: transcriptionJob as SchemaObject,
+  transcriptionJobList: transcriptionJobList as SchemaObject,
+  transcriptionWebhook: transcriptionWebhook as SchemaObject,
+  transcriptionWebhookResult: transcriptionWebhookResult as SchemaObject,
+  // web push (shared)
+  notificationsSubscribeBody: notificationsSubscribeBody as SchemaObject,
+  notificationsSubscribe: notificationsSubscribe as SchemaObject,
+  notificationsUnsubscribeBody: notificationsUnsubscribeBody as SchemaObject,
+  notificationsVapidKey: notificationsVapidKey as SchemaObject,
   // documentation index
   librariesQuery: librariesQuery as SchemaObject,
   libraryCreate: libraryCreate as SchemaObject,

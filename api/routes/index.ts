@@ -3,6 +3,8 @@ import { indexJobRoutes } from './index-jobs.js';
 import { indexSettingsRoutes } from './index-settings.js';
 import { ledgerRoutes } from './ledger.js';
 import { libraryRoutes } from './libraries.js';
+import { notificationRoutes } from './notifications.js';
+import { transcriptionRoutes } from './transcription.js';
 
 /** The routes of every service, mounted by the stack; each service adds its factory here as it lands. */
-export const serviceRoutes: RouteFactory[] = [libraryRoutes, indexJobRoutes, indexSettingsRoutes, ledgerRoutes];
+export const serviceRoutes: RouteFactory[] = [libraryRoutes, indexJobRoutes, indexSettingsRoutes, ledgerRoutes, transcriptionRoutes, notificationRoutes];

@@ -1,5 +1,7 @@
 import { EventStream, JobEvent } from './job-event.js';
 import { Job } from './job.js';
+import { PushSubscription } from './push-subscription.js';
+import { Transcription, TranscriptionWebhook } from './transcription.js';
 import { Library, LibraryVersion } from './library.js';
 import { LibraryDocument, LibraryRules, Setting, Snippet, SnippetEmbedding, StagedDocument } from './snippet.js';
 
@@ -17,4 +19,7 @@ export const entities = [
   LibraryRules,
   StagedDocument,
   Setting,
+  Transcription,
+  TranscriptionWebhook,
+  PushSubscription,
 ];

@@ -1,6 +1,8 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000000_jobs } from './Migration20261121000000_jobs.js';
 import { Migration20261121010000_library } from './Migration20261121010000_library.js';
+import { Migration20261122000000_transcription } from './Migration20261122000000_transcription.js';
+import { Migration20261122000100_push } from './Migration20261122000100_push.js';
 
 /**
  * Committed migrations, listed explicitly (not globbed) so they load the same under tsx, vitest and the compiled
@@ -9,4 +11,6 @@ import { Migration20261121010000_library } from './Migration20261121010000_libra
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000000_jobs', class: Migration20261121000000_jobs },
   { name: 'Migration20261121010000_library', class: Migration20261121010000_library },
+  { name: 'Migration20261122000000_transcription', class: Migration20261122000000_transcription },
+  { name: 'Migration20261122000100_push', class: Migration20261122000100_push },
 ];

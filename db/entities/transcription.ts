@@ -1,0 +1,68 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+
+/**
+ * What a transcription job has beyond the generic `job` row (status, progress, error, timestamps live there): its
+ * source, options, the backend's job id, and the result. One row per job, keyed by the job id.
+ */
+export const Transcription = defineEntity({
+  name: 'Transcription',
+  tableName: 'transcription',
+  properties: (p) => ({
+    jobId: p.string().primary(),
+    title: p.text(),
+    /** False while the title is a placeholder (the URL, the file name) that the video's own title may replace. */
+    titleFromUser: p.boolean().default(false),
+    /** `url`, `upload` or `recording`. */
+    sourceKind: p.string(),
+    sourceUrl: p.text().nullable(),
+    /** The file name the client sent, and the name it is stored under in DATA_DIR/uploads/<jobId>/. */
+    uploadFileName: p.text().nullable(),
+    uploadStoredName: p.string().nullable(),
+    uploadBytes: p.bigint('number').nullable(),
+    /** The processing mode asked for (`none`, `standard`, `aggressive`, `auto`) and the one applied. */
+    mode: p.string(),
+    appliedMode: p.string().nullable(),
+    modeReason: p.text().nullable(),
+    /** The backend's id of the current submission. */
+    asrJobId: p.string().nullable(),
+    /** sha256 (hex) of the current submission's webhook token; the token itself is never stored. */
+    callbackTokenHash: p.string().nullable(),
+    submittedAt: p.datetime().nullable(),
+    /** How many submissions the backend answered 503 (model loading) in the current run. */
+    modelWaits: p.integer().default(0),
+    /** `captions` or `asr`, once finished. */
+    transcriptSource: p.string().nullable(),
+    segmentsJson: p.text().nullable(),
+    segmentCount: p.integer().nullable(),
+    outputDir: p.text().nullable(),
+    /** How many times the job was run (1 + retries). */
+    runs: p.integer().default(1),
+  }),
+  indexes: [{ name: 'transcription_asr_job_id_index', properties: ['asrJobId'] }],
+});
+export type Transcription = InferEntity<typeof Transcription>;
+
+/**
+ * Every authenticated webhook call that reached a running job, with what became of it. The HTTP handler stores
+ * the payload and signals the workflow with the row's id (the payload can be megabytes; signals carry the id),
+ * then waits for `outcome` to answer the backend truthfully.
+ */
+export const TranscriptionWebhook = defineEntity({
+  name: 'TranscriptionWebhook',
+  tableName: 'transcription_webhook',
+  properties: (p) => ({
+    id: p.string().primary(),
+    jobId: p.string(),
+    asrJobId: p.string().nullable(),
+    backendStatus: p.string(),
+    /** Dropped once handled: the result then lives in the transcription row and files. */
+    payload: p.json<Record<string, unknown>>().nullable(),
+    /** `pending`, then `applied`, `ignored` (stale, replayed, cancelled) or `error` (processing failed). */
+    outcome: p.string().default('pending'),
+    detail: p.text().nullable(),
+    receivedAt: p.datetime(),
+    handledAt: p.datetime().nullable(),
+  }),
+  indexes: [{ name: 'transcription_webhook_job_id_index', properties: ['jobId'] }],
+});
+export type TranscriptionWebhook = InferEntity<typeof TranscriptionWebhook>;

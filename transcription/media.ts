@@ -1,0 +1,293 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { PermanentError } from '../core/errors.js';
+import { redact } from '../core/redact.js';
+import {
+  ANALYSIS_FILTER,
+  ANALYSIS_SECONDS,
+  AUDIO_FILTERS,
+  type AppliedAudioMode,
+  type AudioMeasurement,
+  type AudioMode,
+  chooseMode,
+  parseAnalysis,
+} from '../core/transcripts/audio.js';
+import type { Tool } from '../runtime/tools.js';
+
+/**
+ * The media steps of a transcription, on top of ffmpeg and yt-dlp (runtime/tools.ts). Every run is a child process
+ * that the activity's cancellation kills, with a heartbeat while it runs.
+ */
+export interface RunContext {
+  signal: AbortSignal;
+  /** Called every few seconds while a tool runs, and on each line of progress it prints. */
+  heartbeat: (detail?: string) => void;
+  timeoutMs: number;
+}
+
+/**
+ * At most `limit` holders at a time; the rest wait in order. A waiter whose signal aborts leaves the queue.
+ * Bounds CPU-bound ffmpeg runs per worker process, so fifty jobs converting at once never starve the rest.
+ */
+export class Semaphore {
+  private active = 0;
+  private readonly queue: (() => void)[] = [];
+
+  constructor(readonly limit: number) {}
+
+  async run<T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) {
+      await new Promise<void>((resolve, reject) => {
+        const grant = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = () => {
+          const i = this.queue.indexOf(grant);
+          if (i !== -1) this.queue.splice(i, 1);
+          reject(signal.reason ?? new Error('cancelled'));
+        };
+        if (signal.aborted) return onAbort();
+        signal.addEventListener('abort', onAbort, { once: true });
+        this.queue.push(grant);
+      });
+    } else {
+      this.active++;
+    }
+    try {
+      return await fn();
+    } finally {
+      const next = this.queue.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+/** What a failed tool printed last: its own error messages, which say what went wrong. */
+const STDERR_TAIL = 4000;
+
+export async function runTool(tool: Tool, args: string[], ctx: RunContext, opts: { cwd?: string } = {}): Promise<{ stdout: string; stderr: string }> {
+  if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('cancelled');
+  return new Promise((resolve, reject) => {
+    const child = spawn(tool.command, [...tool.args, ...args], {
+      cwd: opts.cwd,
+      env: { ...process.env, ...tool.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    const kill = () => child.kill('SIGKILL');
+    const onAbort = () => kill();
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    const beat = setInterval(() => ctx.heartbeat(), 2000);
+    const deadline = setTimeout(() => {
+      stderr += `\n(stopped after ${ctx.timeoutMs} ms)`;
+      kill();
+    }, ctx.timeoutMs);
+    child.stdout.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+    });
+    child.stderr.setEncoding('utf8').on('data', (s: string) => {
+      stderr += s;
+      // Only the tail is kept for errors, but the analysis pass reads all of it.
+      if (stderr.length > 64 * 1024 * 1024) stderr = stderr.slice(-STDERR_TAIL);
+    });
+    const done = () => {
+      clearInterval(beat);
+      clearTimeout(deadline);
+      ctx.signal.removeEventListener('abort', onAbort);
+    };
+    child.on('error', (err) => {
+      done();
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      done();
+      if (ctx.signal.aborted) return reject(ctx.signal.reason ?? new Error('cancelled'));
+      if (code === 0) return resolve({ stdout, stderr });
+      reject(new ToolError(tool.name, code, signal, stderr.slice(-STDERR_TAIL)));
+    });
+  });
+}
+
+export class ToolError extends Error {
+  constructor(
+    readonly tool: string,
+    readonly code: number | null,
+    readonly signalName: NodeJS.Signals | null,
+    readonly stderr: string,
+  ) {
+    const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+    const errorLine = [...lines].reverse().find((l) => /^ERROR:|error|invalid|no such|unable/i.test(l)) ?? lines.at(-1) ?? '';
+    super(redact(`${tool} failed (${code === null ? `signal ${signalName}` : `exit ${code}`}): ${errorLine}`.slice(0, 1000)));
+    this.name = 'ToolError';
+  }
+}
+
+/** yt-dlp failures that retrying cannot fix. */
+const PERMANENT_YTDLP =
+  /Unsupported URL|HTTP Error 4(0[0134]|10|51)|Video unavailable|Private video|This video is not available|is not a valid URL|login required|Sign in to confirm|members-only|has been removed|No video formats found|Requested format is not available/i;
+
+function classifyYtDlp(err: unknown): never {
+  if (err instanceof ToolError && PERMANENT_YTDLP.test(err.stderr)) throw new PermanentError(err.message);
+  throw err;
+}
+
+/** The options every yt-dlp call shares: one video, no config files, no colour, quiet but for errors. */
+const YTDLP_COMMON = ['--ignore-config', '--no-playlist', '--no-color', '--no-progress', '--no-warnings', '--newline'];
+
+export interface CaptionResult {
+  /** The caption file's text; undefined when the site has none in the languages asked for. */
+  vtt?: string;
+  language?: string;
+  /** The video's title from its metadata. */
+  title?: string;
+  /** Why there is no caption file although the page was read (e.g. an empty caption file: yt-dlp fails on it). */
+  problem?: string;
+}
+
+/**
+ * Captions of a video page, without downloading the video: manual subtitles first, automatic captions otherwise,
+ * English preferred (`--sub-langs "en.*,en"`), as WebVTT; plus the video's metadata (for its title).
+ */
+export async function fetchCaptions(ytdlp: Tool, url: string, dir: string, ctx: RunContext): Promise<CaptionResult> {
+  await fs.mkdir(dir, { recursive: true });
+  let failure: unknown;
+  try {
+    await runTool(
+      ytdlp,
+      [
+        ...YTDLP_COMMON,
+        '--skip-download',
+        '--write-subs',
+        '--write-auto-subs',
+        '--sub-langs',
+        'en.*,en',
+        '--sub-format',
+        'vtt',
+        '--write-info-json',
+        '--no-write-playlist-metafiles',
+        '-o',
+        'captions.%(ext)s',
+        '--',
+        url,
+      ],
+      ctx,
+      { cwd: dir },
+    );
+  } catch (err) {
+    failure = err;
+  }
+  const files = await fs.readdir(dir);
+  let title: string | undefined;
+  const info = files.find((f) => f.endsWith('.info.json'));
+  // No metadata: the page itself could not be read. With metadata, only the captions failed (yt-dlp exits 1 on an
+  // empty caption file, for one): the audio path takes over.
+  if (failure && (!info || !(failure instanceof ToolError))) classifyYtDlp(failure);
+  if (info) {
+    try {
+      const parsed = JSON.parse(await fs.readFile(path.join(dir, info), 'utf8')) as { title?: unknown };
+      if (typeof parsed.title === 'string' && parsed.title.trim()) title = parsed.title.trim();
+    } catch {
+      /* metadata is a nicety */
+    }
+  }
+  // captions.<lang>.vtt: prefer plain English, then any English variant (en-US, en-orig), then whatever is there.
+  const vtts = files.filter((f) => /^captions\..+\.vtt$/.test(f)).sort();
+  const rank = (f: string) => {
+    const lang = f.slice('captions.'.length, -'.vtt'.length);
+    return lang === 'en' ? 0 : lang.startsWith('en') ? 1 : 2;
+  };
+  const best = vtts.sort((a, b) => rank(a) - rank(b))[0];
+  if (!best) return { ...(title && { title }), ...(failure instanceof Error && { problem: failure.message }) };
+  return {
+    vtt: await fs.readFile(path.join(dir, best), 'utf8'),
+    language: best.slice('captions.'.length, -'.vtt'.length),
+    ...(title && { title }),
+  };
+}
+
+/** Downloads the best audio of a video page (`bestaudio[ext=m4a]/bestaudio/best`); answers the file's path. */
+export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: RunContext): Promise<string> {
+  await fs.mkdir(dir, { recursive: true });
+  let stdout = '';
+  try {
+    ({ stdout } = await runTool(
+      ytdlp,
+      [...YTDLP_COMMON, '-f', 'bestaudio[ext=m4a]/bestaudio/best', '-o', 'media.%(ext)s', '--print', 'after_move:filepath', '--', url],
+      ctx,
+      { cwd: dir },
+    ));
+  } catch (err) {
+    classifyYtDlp(err);
+  }
+  const printed = stdout.trim().split('\n').filter(Boolean).at(-1);
+  const file = printed ? path.resolve(dir, printed) : undefined;
+  if (file && (await fs.stat(file).catch(() => undefined))?.isFile()) return file;
+  const fallback = (await fs.readdir(dir)).find((f) => f.startsWith('media.') && !f.endsWith('.part'));
+  if (!fallback) throw new Error('yt-dlp finished without writing the audio');
+  return path.join(dir, fallback);
+}
+
+/** Measures loudness and noise floor (see core/transcripts/audio.ts). */
+export async function analyzeAudio(ffmpeg: Tool, input: string, ctx: RunContext): Promise<AudioMeasurement> {
+  const { stderr } = await runTool(
+    ffmpeg,
+    ['-hide_banner', '-nostats', '-nostdin', '-t', String(ANALYSIS_SECONDS), '-i', input, '-vn', '-af', ANALYSIS_FILTER, '-f', 'null', '-'],
+    ctx,
+  );
+  return parseAnalysis(stderr);
+}
+
+export interface PreparedAudio {
+  file: string;
+  bytes: number;
+  mode: AppliedAudioMode;
+  reason: string;
+  measurement?: AudioMeasurement;
+}
+
+/**
+ * Turns any media into what the backend transcribes: 16 kHz mono 16-bit WAV, through the chosen mode's filters.
+ * `auto` first measures the input, then picks a mode (core/transcripts/audio.ts).
+ */
+export async function prepareAudio(ffmpeg: Tool, input: string, output: string, mode: AudioMode, ctx: RunContext): Promise<PreparedAudio> {
+  let applied: AppliedAudioMode;
+  let reason: string;
+  let measurement: AudioMeasurement | undefined;
+  if (mode === 'auto') {
+    try {
+      measurement = await analyzeAudio(ffmpeg, input, ctx);
+    } catch (err) {
+      if (err instanceof ToolError) throw new PermanentError(`The media has no audio ffmpeg can read: ${err.message}`);
+      throw err;
+    }
+    ({ mode: applied, reason } = chooseMode(measurement));
+  } else {
+    applied = mode;
+    reason = 'requested';
+  }
+  const filter = AUDIO_FILTERS[applied];
+  await fs.mkdir(path.dirname(output), { recursive: true });
+  const partial = `${output}.part.wav`;
+  try {
+    await runTool(
+      ffmpeg,
+      ['-hide_banner', '-nostats', '-nostdin', '-loglevel', 'error', '-y', '-i', input, '-vn', '-sn', '-dn', ...(filter ? ['-af', filter] : []), '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le',
+        // A plain 44-byte WAV header: no metadata chunk some recognisers trip over.
+        '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact', '-f', 'wav', partial],
+      ctx,
+    );
+  } catch (err) {
+    await fs.rm(partial, { force: true });
+    // ffmpeg refusing the input is about the file, not the moment: no retry.
+    if (err instanceof ToolError) throw new PermanentError(`The media could not be converted: ${err.message}`);
+    throw err;
+  }
+  await fs.rename(partial, output);
+  const { size } = await fs.stat(output);
+  if (size <= 44) throw new PermanentError('The media has no audio (the converted file is empty)');
+  return { file: output, bytes: size, mode: applied, reason, ...(measurement && { measurement }) };
+}

@@ -1,0 +1,385 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { type Config, taskQueue } from '../core/config.js';
+import { ConflictError, NotFoundError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import type { AudioMode } from '../core/transcripts/audio.js';
+import type { NumberedSegment } from '../core/transcripts/segments.js';
+import { FORMAT_CONTENT_TYPES, fileStem, TRANSCRIPT_FORMATS, type TranscriptFormat } from '../core/transcripts/writers.js';
+import { Job } from '../db/entities/job.js';
+import { Transcription, TranscriptionWebhook } from '../db/entities/transcription.js';
+import type { EventHub } from '../jobs/hub.js';
+import { launchJob, SEARCH_ATTRIBUTES } from '../jobs/launch.js';
+import type { JobStore } from '../jobs/store.js';
+import {
+  ASR_WEBHOOK_SIGNAL,
+  type SourceKind,
+  TRANSCRIPTION_WORKFLOW,
+  type TranscriptionInput,
+  type WebhookNotice,
+  workflowIdFor,
+} from './contract.js';
+import { TRANSCRIPTION_KIND, TRANSCRIPTION_STATUSES, type TranscriptionStatus } from './kind.js';
+import { uploadDir } from './paths.js';
+import { failJob, markDelivery, resultFileName } from './results.js';
+import { tokenMatches } from './tokens.js';
+import { backendJobId, classifyWebhook } from './webhook-payload.js';
+
+export interface ServiceDeps {
+  config: Config;
+  log: Logger;
+  em: () => EntityManager;
+  jobs: JobStore;
+  temporal: Client;
+  hub: EventHub;
+}
+
+/** A job as the API shows it. */
+export function jobView(job: Job, t: Transcription, segments?: NumberedSegment[]) {
+  const done = job.status === TRANSCRIPTION_STATUSES.done;
+  return {
+    id: job.id,
+    title: t.title,
+    status: job.status as TranscriptionStatus,
+    progress: job.progress,
+    stage: job.stage ?? null,
+    stageDetail: job.stageDetail ?? null,
+    error: job.error ?? null,
+    source: t.sourceKind as SourceKind,
+    sourceUrl: t.sourceUrl ?? null,
+    fileName: t.uploadFileName ?? null,
+    mode: t.mode as AudioMode,
+    appliedMode: t.appliedMode ?? null,
+    modeReason: t.modeReason ?? null,
+    asrJobId: t.asrJobId ?? null,
+    transcript_source: (t.transcriptSource ?? null) as 'captions' | 'asr' | null,
+    outputDir: t.outputDir ?? null,
+    segmentCount: t.segmentCount ?? null,
+    files: done ? Object.fromEntries(TRANSCRIPT_FORMATS.map((f) => [f, `/api/jobs/${job.id}/files/${f}`])) : null,
+    runs: t.runs,
+    createdAt: job.createdAt.toISOString(),
+    updatedAt: job.updatedAt.toISOString(),
+    startedAt: job.startedAt?.toISOString() ?? null,
+    completedAt: job.completedAt?.toISOString() ?? null,
+    ...(segments && { segments }),
+  };
+}
+export type JobView = ReturnType<typeof jobView>;
+
+export interface NewTranscription {
+  id?: string;
+  sourceKind: SourceKind;
+  sourceUrl?: string;
+  title?: string;
+  mode: AudioMode;
+  upload?: { clientName: string; storedName: string; bytes: number };
+}
+
+export interface WebhookAnswer {
+  status: 200 | 400 | 404 | 500;
+  body: { ok: true } | { ok: false; error: string };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const notFound = (id: string) => new NotFoundError(`Job ${id} not found`, 'JOB_NOT_FOUND');
+
+/** The transcription service behind the HTTP API: create, list, read, cancel, retry, and the webhook. */
+export class TranscriptionService {
+  constructor(private readonly d: ServiceDeps) {}
+
+  private workflowInput(job: Job, t: Transcription): TranscriptionInput {
+    const c = this.d.config.transcription;
+    return {
+      jobId: job.id,
+      sourceKind: t.sourceKind as SourceKind,
+      mode: t.mode as AudioMode,
+      limits: {
+        modelWaitMaxMs: c.modelWaitMaxMs,
+        maxResubmits: c.maxResubmits,
+        webhookTimeoutMs: c.webhookTimeoutMs,
+        heartbeatTimeoutMs: c.heartbeatTimeoutMs,
+        mediaTimeoutMs: c.mediaTimeoutMs,
+      },
+    };
+  }
+
+  /** A job, its row written before its workflow starts (the first activity reads it). */
+  async create(input: NewTranscription): Promise<JobView> {
+    const id = input.id ?? randomUUID();
+    const title =
+      input.title?.trim() ||
+      (input.sourceKind === 'url'
+        ? input.sourceUrl!
+        : input.sourceKind === 'recording'
+          ? `Recording ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`
+          : path.parse(input.upload?.clientName ?? 'upload').name || 'Upload');
+    const em = this.d.em();
+    const row = em.create(Transcription, {
+      jobId: id,
+      title: title.slice(0, 300),
+      titleFromUser: Boolean(input.title?.trim()),
+      sourceKind: input.sourceKind,
+      sourceUrl: input.sourceUrl ?? null,
+      uploadFileName: input.upload?.clientName ?? null,
+      uploadStoredName: input.upload?.storedName ?? null,
+      uploadBytes: input.upload?.bytes ?? null,
+      mode: input.mode,
+      runs: 1,
+      modelWaits: 0,
+    });
+    await em.flush();
+    try {
+      const { job } = await launchJob(
+        { em: this.d.em(), jobs: this.d.jobs, temporal: this.d.temporal, config: this.d.config },
+        {
+          id,
+          kind: TRANSCRIPTION_KIND,
+          status: TRANSCRIPTION_STATUSES.queued,
+          stage: 'queued',
+          workflowId: workflowIdFor(id),
+          workflowType: TRANSCRIPTION_WORKFLOW,
+          queue: 'transcription',
+          args: (job) => [this.workflowInput(job, row)],
+          subject: input.sourceUrl ?? row.title,
+        },
+      );
+      return jobView(job, row);
+    } catch (err) {
+      await this.d.em().nativeDelete(Transcription, { jobId: id }).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async load(id: string): Promise<{ job: Job; row: Transcription }> {
+    if (!UUID.test(id)) throw notFound(id);
+    const em = this.d.em();
+    const job = await em.findOne(Job, { id, kind: TRANSCRIPTION_KIND });
+    const row = job && (await em.findOne(Transcription, { jobId: id }));
+    if (!job || !row) throw notFound(id);
+    return { job, row };
+  }
+
+  async get(id: string, withSegments = false): Promise<JobView> {
+    const { job, row } = await this.load(id);
+    const segments = withSegments ? (row.segmentsJson ? (JSON.parse(row.segmentsJson) as NumberedSegment[]) : []) : undefined;
+    return jobView(job, row, segments);
+  }
+
+  async job(id: string): Promise<Job> {
+    return (await this.load(id)).job;
+  }
+
+  async list(q: { status?: TranscriptionStatus; limit: number; offset: number }) {
+    const em = this.d.em();
+    const where = { kind: TRANSCRIPTION_KIND, ...(q.status && { status: q.status }) };
+    const [jobs, total] = await em.findAndCount(Job, where, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.limit, offset: q.offset });
+    const rows = new Map((await em.find(Transcription, { jobId: { $in: jobs.map((j) => j.id) } })).map((r) => [r.jobId, r]));
+    const items = jobs.filter((j) => rows.has(j.id)).map((j) => jobView(j, rows.get(j.id)!));
+    return { items, total, hasMore: q.offset + jobs.length < total, limit: q.limit, offset: q.offset };
+  }
+
+  /** A result file: where it is, its download name and type. 409 until the job is done. */
+  async file(id: string, format: TranscriptFormat): Promise<{ path: string; fileName: string; contentType: string }> {
+    const { job, row } = await this.load(id);
+    if (job.status !== TRANSCRIPTION_STATUSES.done || !row.outputDir) {
+      throw new ConflictError(`Job ${id} has no transcript yet (it is ${job.status})`, 'TRANSCRIPT_NOT_READY');
+    }
+    const file = path.join(row.outputDir, resultFileName(format));
+    if (!(await fs.stat(file).catch(() => undefined))) throw new NotFoundError(`The ${format} file of job ${id} is missing`, 'FILE_NOT_FOUND');
+    return { path: file, fileName: `${fileStem(row.title)}.${format}`, contentType: FORMAT_CONTENT_TYPES[format] };
+  }
+
+  /**
+   * Cancels an active job at once: the job is `cancelled` (with its `done` event) before this returns, so a
+   * webhook arriving now stores nothing; then its workflow is cancelled, which cancels the backend job. Already
+   * cancelled: answered as it is. Done or failed: 409.
+   */
+  async cancel(id: string): Promise<JobView> {
+    const { job, row } = await this.load(id);
+    if (job.completedAt) {
+      if (job.status === TRANSCRIPTION_STATUSES.cancelled) return jobView(job, row);
+      throw new ConflictError(`Job ${id} is ${job.status}; only pending or processing jobs can be cancelled`, 'JOB_NOT_ACTIVE');
+    }
+    const handle = this.d.temporal.workflow.getHandle(job.workflowId);
+    // The run being cancelled becomes the job's run, so it cannot revive the job when it starts late.
+    const runId = await handle
+      .describe()
+      .then((d) => d.runId)
+      .catch(() => undefined);
+    const { job: updated, changed } = await this.d.jobs.update(this.d.em(), id, (j) =>
+      j.completedAt ? null : { status: TRANSCRIPTION_STATUSES.cancelled, stage: 'cancelled', stageDetail: null, error: 'Cancelled', completedAt: new Date(), ...(runId && { runId }) },
+    );
+    if (!changed) return this.cancel(id);
+    await handle.cancel().catch((err: Error) => {
+      if (!(err instanceof WorkflowNotFoundError)) this.d.log.warn('could not cancel the workflow of a cancelled job', { jobId: id, error: err.message });
+    });
+    return jobView(updated, row);
+  }
+
+  /**
+   * Runs a failed or cancelled job again, same id: URL jobs download again, upload jobs read their persisted file.
+   * Done or pending (or processing): 409. A new run replaces whatever is left of the old one.
+   */
+  async retry(id: string): Promise<JobView> {
+    const { job, row } = await this.load(id);
+    const retryable: string[] = [TRANSCRIPTION_STATUSES.failed, TRANSCRIPTION_STATUSES.cancelled];
+    if (!retryable.includes(job.status)) {
+      throw new ConflictError(`Job ${id} is ${job.status}; only failed or cancelled jobs can be retried`, 'JOB_NOT_RETRYABLE');
+    }
+    if (row.sourceKind !== 'url') {
+      const file = path.join(uploadDir(this.d.config.dataDir, id), row.uploadStoredName ?? '');
+      if (!row.uploadStoredName || !(await fs.stat(file).catch(() => undefined))?.isFile()) {
+        throw new ConflictError(`The uploaded file of job ${id} is no longer there; upload it again as a new job`, 'UPLOAD_MISSING');
+      }
+    }
+    const { job: revived, changed } = await this.d.jobs.update(
+      this.d.em(),
+      id,
+      (j) =>
+        retryable.includes(j.status)
+          ? { status: TRANSCRIPTION_STATUSES.queued, progress: 0, stage: 'queued', stageDetail: null, error: null, startedAt: null, completedAt: null }
+          : null,
+      {
+        within: async (tx) => {
+          await tx.nativeUpdate(
+            Transcription,
+            { jobId: id },
+            {
+              runs: row.runs + 1,
+              asrJobId: null,
+              callbackTokenHash: null,
+              submittedAt: null,
+              modelWaits: 0,
+              appliedMode: null,
+              modeReason: null,
+              transcriptSource: null,
+              segmentsJson: null,
+              segmentCount: null,
+              outputDir: null,
+            },
+          );
+        },
+      },
+    );
+    if (!changed) throw new ConflictError(`Job ${id} is ${revived.status}; only failed or cancelled jobs can be retried`, 'JOB_NOT_RETRYABLE');
+    const fresh = await this.d.em().findOneOrFail(Transcription, { jobId: id });
+    try {
+      await this.d.temporal.workflow.start(TRANSCRIPTION_WORKFLOW, {
+        taskQueue: taskQueue(this.d.config, 'transcription'),
+        workflowId: revived.workflowId,
+        args: [this.workflowInput(revived, fresh)],
+        workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: SEARCH_ATTRIBUTES.jobId, value: id },
+          { key: SEARCH_ATTRIBUTES.kind, value: TRANSCRIPTION_KIND },
+          { key: SEARCH_ATTRIBUTES.subject, value: (fresh.sourceUrl ?? fresh.title).slice(0, 1000) },
+        ]),
+        memo: { jobId: id, kind: TRANSCRIPTION_KIND, subject: fresh.sourceUrl ?? fresh.title, run: fresh.runs },
+      });
+    } catch (err) {
+      const { job: failed } = await this.d.jobs.update(this.d.em(), id, (j) =>
+        j.completedAt ? null : { status: TRANSCRIPTION_STATUSES.failed, error: `Could not start the workflow: ${(err as Error).message}`, completedAt: new Date() },
+      );
+      return jobView(failed, fresh);
+    }
+    return jobView(revived, fresh);
+  }
+
+  /**
+   * A webhook call (README, "The webhook"). Authenticated by the token of the job's current submission; a
+   * missing or wrong token, or an unknown job, is 404 and changes nothing. Model-lifecycle and progress notices,
+   * and calls for a job that already ended, are acknowledged and change nothing. Otherwise the payload is stored,
+   * its id signalled to the workflow (durable even with no worker up), and the answer waits for the outcome:
+   * 200 handled; 500 when handling it failed (the job is then failed); 200 after TRANSCRIPTION_WEBHOOK_RESPONSE_MS
+   * when no worker has handled it yet (it will be).
+   */
+  async webhook(jobId: string, token: unknown, body: unknown): Promise<WebhookAnswer> {
+    const ok: WebhookAnswer = { status: 200, body: { ok: true } };
+    const missing: WebhookAnswer = { status: 404, body: { ok: false, error: 'Job not found' } };
+    if (!UUID.test(jobId)) return missing;
+    const em = this.d.em();
+    const row = await em.findOne(Transcription, { jobId });
+    if (!row || !tokenMatches(token, row.callbackTokenHash)) return missing;
+    const job = await em.findOne(Job, { id: jobId });
+    if (!job) return missing;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) {
+      return { status: 400, body: { ok: false, error: 'The webhook body must be a JSON object (the backend job)' } };
+    }
+    const payload = body as Record<string, unknown>;
+    const meaning = classifyWebhook(payload);
+    const asrJobId = backendJobId(payload);
+    if (!meaning || meaning.kind === 'model-lifecycle' || meaning.kind === 'progress') {
+      // Not the end of a backend job: acknowledged, never acted on (a model warm-up must not finish a job).
+      this.d.log[meaning ? 'debug' : 'warn']('webhook call ignored', { jobId, kind: meaning?.kind ?? 'no job status' });
+      return ok;
+    }
+    // Locally cancelled, or already finished: nothing is stored, and a replay changes nothing.
+    if (job.completedAt) return ok;
+    // For another submission of this job (an earlier attempt's job at the backend): stale.
+    if (asrJobId && row.asrJobId && asrJobId !== row.asrJobId) return ok;
+
+    const delivery = em.create(TranscriptionWebhook, {
+      id: randomUUID(),
+      jobId,
+      asrJobId,
+      backendStatus: typeof payload.status === 'string' ? payload.status.slice(0, 255) : '(none)',
+      payload,
+      outcome: 'pending',
+      receivedAt: new Date(),
+    });
+    await em.flush();
+    try {
+      const notice: WebhookNotice = { deliveryId: delivery.id, asrJobId };
+      await this.d.temporal.workflow.getHandle(job.workflowId).signal(ASR_WEBHOOK_SIGNAL, notice);
+    } catch (err) {
+      const current = await this.d.em().findOne(Job, { id: jobId });
+      if (err instanceof WorkflowNotFoundError && current?.completedAt) {
+        await markDelivery(this.d.em(), delivery.id, 'ignored', 'the job already ended');
+        return ok;
+      }
+      const error = `Could not hand the result to the job's workflow: ${(err as Error).message}`;
+      await failJob({ config: this.d.config, jobs: this.d.jobs, em: this.d.em }, { jobId, error, deliveryId: delivery.id });
+      await this.d.temporal.workflow.getHandle(job.workflowId).cancel().catch(() => undefined);
+      return { status: 500, body: { ok: false, error } };
+    }
+    const outcome = await this.outcome(delivery.id, jobId, this.d.config.transcription.webhookResponseMs);
+    if (outcome?.outcome === 'error') return { status: 500, body: { ok: false, error: outcome.detail ?? 'Processing failed' } };
+    return ok;
+  }
+
+  /** Waits for the workflow to decide about a webhook call: woken by the job's events, polling as a fallback. */
+  private async outcome(deliveryId: string, jobId: string, timeoutMs: number): Promise<TranscriptionWebhook | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    let wake: () => void = () => undefined;
+    const sub = await this.d.hub.subscribe(`job:${jobId}`, () => wake()).catch(() => undefined);
+    try {
+      for (;;) {
+        const em = this.d.em();
+        const delivery = await em.findOne(TranscriptionWebhook, { id: deliveryId });
+        if (!delivery || delivery.outcome !== 'pending') return delivery ?? undefined;
+        const job = await em.findOne(Job, { id: jobId });
+        // Ended by something else (a cancel, another call): this call changes nothing.
+        if (!job || job.completedAt) {
+          const again = await this.d.em().findOne(TranscriptionWebhook, { id: deliveryId });
+          return again && again.outcome !== 'pending' ? again : undefined;
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) return undefined;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(left, 200));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    } finally {
+      sub?.close();
+    }
+  }
+}
