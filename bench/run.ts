@@ -2,11 +2,12 @@
  * `npm run bench -- <name>`: prints figures; targets are judged from these, never from timed tests.
  * Benchmarks provision their own embedded PostgreSQL (and Temporal where needed) in a temporary directory.
  */
+import { embed } from './embed.js';
 import { events } from './events.js';
 import { transcription } from './transcription.js';
 import { index } from './index.js';
 
-const benches: Record<string, () => Promise<void>> = { events, transcription, index };
+const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed };
 
 const name = process.argv[2];
 if (!name || !benches[name]) {

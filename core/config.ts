@@ -41,6 +41,8 @@ export interface Config {
   cpuCount: number;
   /** How long an indexing activity may go without a heartbeat before Temporal retries it on another worker. */
   indexingHeartbeatTimeoutMs: number;
+  /** Embedding providers: where local models live and whether they may be downloaded. */
+  embeddings: EmbeddingsConfig;
   /** Folders under which local libraries may be registered and browsed; empty: anywhere the server can read. */
   localSourceRoots: string[];
 }
@@ -71,6 +73,14 @@ export function parseSize(name: string, raw: string): number {
   return Math.floor(Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()]!);
 }
 
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = str(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
 function url(env: Env, name: string): string | undefined {
   const raw = str(env, name);
   if (raw === undefined) return undefined;
@@ -80,6 +90,17 @@ function url(env: Env, name: string): string | undefined {
     throw new ConfigError(`${name} must be a URL, got a value that does not parse`);
   }
   return raw;
+}
+
+export interface EmbeddingsConfig {
+  /** Where local models are looked up and downloads go (DATA_DIR/models). */
+  cacheDir: string;
+  /** Fetch a local model from the Hugging Face hub when it is not there. Off by default: no surprise downloads. */
+  allowDownloads: boolean;
+  /** The model of the default local profile created at first start. */
+  defaultModel: string;
+  /** A folder holding that model, instead of the cache. */
+  defaultModelPath: string | undefined;
 }
 
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -121,6 +142,12 @@ export function loadConfig(env: Env = process.env): Config {
     push: pushConfig(env, url(env, 'PUBLIC_BASE_URL')),
     cpuCount: int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096),
     indexingHeartbeatTimeoutMs: int(env, 'INDEXING_HEARTBEAT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    embeddings: {
+      cacheDir: path.resolve(str(env, 'EMBEDDING_CACHE_DIR') ?? path.join(str(env, 'DATA_DIR') ?? './data', 'models')),
+      allowDownloads: bool(env, 'EMBEDDING_ALLOW_DOWNLOADS', false),
+      defaultModel: str(env, 'EMBEDDING_DEFAULT_MODEL') ?? 'Xenova/all-MiniLM-L6-v2',
+      defaultModelPath: str(env, 'EMBEDDING_MODEL_PATH') && path.resolve(str(env, 'EMBEDDING_MODEL_PATH')!),
+    },
     localSourceRoots: (str(env, 'LOCAL_SOURCE_ROOTS') ?? '')
       .split(path.delimiter)
       .filter(Boolean)

@@ -7,10 +7,10 @@ import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion } from '../cor
 import { parseFile, type ParsedSnippet } from '../core/docs/parse.js';
 import { selectFiles } from '../core/docs/select.js';
 import { PermanentError } from '../core/errors.js';
+import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { Job } from '../db/entities/job.js';
 import { Library, LibraryVersion } from '../db/entities/library.js';
 import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
-import { activeEmbeddingProvider } from './embedding.js';
 import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shallowClone } from './git.js';
 import { versionIdOf } from './ids.js';
 import { indexDetail } from './kind.js';
@@ -332,7 +332,7 @@ const EMBED_BATCH = 32;
  */
 export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: StepContext): Promise<{ embedded: number; provider: string | null }> {
   const em = deps.orm.em.fork();
-  const provider = await activeEmbeddingProvider(em);
+  const provider = await activeEmbeddingProvider(em, deps.config);
   await setStage(deps, input.jobId, {
     stage: 'embedding',
     progress: 80,
@@ -356,7 +356,7 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: 
       `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at)
        select id, ?, ?, ?, ?, decode(v, 'base64'), now() from json_to_recordset(?::json) as t(id text, v text)
        on conflict do nothing`,
-      [provider.profileId, input.repositoryId, provider.model, provider.dimensions, JSON.stringify(rows.map((r, i) => ({ id: r.id, v: Buffer.from(vectors[i]!.buffer, vectors[i]!.byteOffset, vectors[i]!.byteLength).toString('base64') })))],
+      [provider.profileId, input.repositoryId, provider.model, vectors[0]!.length, JSON.stringify(rows.map((r, i) => ({ id: r.id, v: Buffer.from(vectors[i]!.buffer, vectors[i]!.byteOffset, vectors[i]!.byteLength).toString('base64') })))],
     );
     embedded += rows.length;
     ctx.heartbeat({ embedded });

@@ -7,6 +7,7 @@ import type { ActivityDeps } from '../activities/deps.js';
 import type { Config, QueueName } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import { migrate, openOrm, type Orm } from '../db/orm.js';
+import { closeProviders, ensureDefaultProfile } from '../embeddings/profiles.js';
 import { EventHub } from '../jobs/hub.js';
 import { type JobKind, JobKinds } from '../jobs/kinds.js';
 import { registerSearchAttributes } from '../jobs/launch.js';
@@ -105,6 +106,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const orm = await openOrm(pgEndpoint.url, log.child('db'));
     onStop('database pool', () => orm.close());
     await migrate(orm, pgEndpoint.url, log);
+    await ensureDefaultProfile(orm.em, config, log);
+    onStop('embedding providers', () => closeProviders());
 
     const connection = await Connection.connect({ address: temporalEndpoint.address });
     onStop('temporal client', () => connection.close());

@@ -1,4 +1,6 @@
 import type { SchemaObject } from 'ajv';
+import embeddingSettingsUpdate from './api/embedding-settings.update.schema.json' with { type: 'json' };
+import embeddingTest from './api/embedding-test.schema.json' with { type: 'json' };
 import error from './api/error.schema.json' with { type: 'json' };
 import fsBrowseQuery from './api/fs-browse.query.schema.json' with { type: 'json' };
 import indexingSettings from './api/indexing-settings.schema.json' with { type: 'json' };
@@ -43,6 +45,8 @@ export const apiSchemas = {
   notificationsUnsubscribeBody: notificationsUnsubscribeBody as SchemaObject,
   notificationsVapidKey: notificationsVapidKey as SchemaObject,
   // documentation index
+  embeddingSettingsUpdate: embeddingSettingsUpdate as SchemaObject,
+  embeddingTest: embeddingTest as SchemaObject,
   librariesQuery: librariesQuery as SchemaObject,
   libraryCreate: libraryCreate as SchemaObject,
   libraryUpdate: libraryUpdate as SchemaObject,

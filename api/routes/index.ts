@@ -1,4 +1,5 @@
 import type { RouteFactory } from '../app.js';
+import { embeddingSettingsRoutes } from './embedding-settings.js';
 import { indexJobRoutes } from './index-jobs.js';
 import { indexSettingsRoutes } from './index-settings.js';
 import { ledgerRoutes } from './ledger.js';
@@ -7,4 +8,4 @@ import { notificationRoutes } from './notifications.js';
 import { transcriptionRoutes } from './transcription.js';
 
 /** The routes of every service, mounted by the stack; each service adds its factory here as it lands. */
-export const serviceRoutes: RouteFactory[] = [libraryRoutes, indexJobRoutes, indexSettingsRoutes, ledgerRoutes, transcriptionRoutes, notificationRoutes];
+export const serviceRoutes: RouteFactory[] = [libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes, ledgerRoutes, transcriptionRoutes, notificationRoutes];

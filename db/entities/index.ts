@@ -1,3 +1,4 @@
+import { EmbeddingProfile } from './embedding-profile.js';
 import { EventStream, JobEvent } from './job-event.js';
 import { Job } from './job.js';
 import { PushSubscription } from './push-subscription.js';
@@ -19,6 +20,7 @@ export const entities = [
   LibraryRules,
   StagedDocument,
   Setting,
+  EmbeddingProfile,
   Transcription,
   TranscriptionWebhook,
   PushSubscription,

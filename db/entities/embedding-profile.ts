@@ -1,0 +1,32 @@
+import { defineEntity, type InferEntity } from '@mikro-orm/core';
+
+export const PROVIDER_KINDS = ['local-transformers', 'remote-compatible', 'none'] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+/**
+ * How snippets are embedded. The active profile is the one that is both default and enabled; `config` holds the
+ * provider's settings, secrets included (API keys), which responses always mask.
+ */
+export const EmbeddingProfile = defineEntity({
+  name: 'EmbeddingProfile',
+  tableName: 'embedding_profile',
+  properties: (p) => ({
+    id: p.string().primary(),
+    name: p.string(),
+    provider: p.string().$type<ProviderKind>(),
+    model: p.string().nullable(),
+    dimensions: p.integer().nullable(),
+    isDefault: p.boolean().default(false),
+    enabled: p.boolean().default(true),
+    config: p.json<Record<string, unknown>>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  }),
+  uniques: [
+    {
+      name: 'embedding_profile_one_default',
+      expression: 'create unique index "embedding_profile_one_default" on "embedding_profile" ("is_default") where "is_default"',
+    },
+  ],
+});
+export type EmbeddingProfile = InferEntity<typeof EmbeddingProfile>;

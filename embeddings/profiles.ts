@@ -1,0 +1,201 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../core/config.js';
+import { NotFoundError, ValidationError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { registerSecret } from '../core/redact.js';
+import { EmbeddingProfile, type ProviderKind } from '../db/entities/embedding-profile.js';
+import { DEFAULT_LOCAL_DIMENSIONS, DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent, type LocalConfig } from './local.js';
+import type { EmbeddingProvider } from './provider.js';
+import { RemoteProvider, type RemoteConfig } from './remote.js';
+
+/** Config keys that are secrets: write-only, masked in every response. */
+const SECRET_KEYS = ['apiKey'];
+export const MASK = '********';
+
+export function serializeProfile(p: EmbeddingProfile) {
+  const config = { ...p.config };
+  for (const key of SECRET_KEYS) if (config[key]) config[key] = MASK;
+  return {
+    id: p.id,
+    name: p.name,
+    provider: p.provider,
+    model: p.model ?? null,
+    dimensions: p.dimensions ?? null,
+    default: p.isDefault,
+    enabled: p.enabled,
+    active: p.isDefault && p.enabled,
+    config,
+    createdAt: p.createdAt.toISOString(),
+    updatedAt: p.updatedAt.toISOString(),
+  };
+}
+
+export async function listProfiles(em: EntityManager): Promise<EmbeddingProfile[]> {
+  return em.fork().find(EmbeddingProfile, {}, { orderBy: { createdAt: 'asc', id: 'asc' } });
+}
+
+export async function activeProfile(em: EntityManager): Promise<EmbeddingProfile | null> {
+  return em.fork().findOne(EmbeddingProfile, { isDefault: true, enabled: true });
+}
+
+/**
+ * Spec 1: when no profile exists at startup, the default local profile is created. It is enabled when its model
+ * can be loaded (present on disk, or downloads allowed); otherwise it is created disabled, so indexing keeps working
+ * with keyword search, and the log says where to put the model.
+ */
+export async function ensureDefaultProfile(em: EntityManager, config: Config, log: Logger): Promise<void> {
+  await em.fork().transactional(async (tx) => {
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', ['embedding-profiles']);
+    if ((await tx.count(EmbeddingProfile, {})) > 0) return;
+    const e = config.embeddings;
+    const loadable = e.allowDownloads || localModelPresent(e.defaultModel, e.cacheDir, e.defaultModelPath);
+    const now = new Date();
+    // A model folder names its own model; its size is learned from the first vectors.
+    const model = e.defaultModelPath ? path.basename(e.defaultModelPath) : e.defaultModel;
+    tx.create(EmbeddingProfile, {
+      id: 'default-local',
+      name: 'Local (transformers.js)',
+      provider: 'local-transformers',
+      model,
+      dimensions: model === DEFAULT_LOCAL_MODEL ? DEFAULT_LOCAL_DIMENSIONS : null,
+      isDefault: true,
+      enabled: loadable,
+      config: e.defaultModelPath ? { modelPath: e.defaultModelPath } : {},
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (!loadable) {
+      log.warn(
+        `created the default local embedding profile disabled: ${e.defaultModel} is not in ${e.cacheDir} and downloads are off ` +
+          '(EMBEDDING_ALLOW_DOWNLOADS=true, or EMBEDDING_MODEL_PATH); search is keyword-only until a profile is active',
+      );
+    }
+  });
+}
+
+export interface ProfileInput {
+  id?: string;
+  name?: string;
+  provider: ProviderKind;
+  model?: string | null;
+  dimensions?: number | null;
+  enabled?: boolean;
+  default?: boolean;
+  config?: Record<string, unknown>;
+}
+
+function checkConfig(input: ProfileInput & { model: string | null }, config: Record<string, unknown>): void {
+  if (input.provider === 'remote-compatible') {
+    const base = config.baseUrl;
+    if (typeof base !== 'string' || !/^https?:\/\/\S+$/.test(base)) {
+      throw new ValidationError('A remote-compatible profile needs config.baseUrl, an http(s) URL', 'INVALID_PROFILE');
+    }
+    if (!input.model) throw new ValidationError('A remote-compatible profile needs a model', 'INVALID_PROFILE');
+  }
+  if (input.provider === 'local-transformers' && !input.model && !config.modelPath) {
+    throw new ValidationError('A local-transformers profile needs a model id or config.modelPath', 'INVALID_PROFILE');
+  }
+}
+
+/**
+ * Creates or updates a profile. A secret sent back masked (or left out) keeps its stored value, so a form can round
+ * trip what GET returned. `default: true` makes it the default, in the same transaction as clearing the others.
+ * Returns the profile and whether the active profile changed.
+ */
+export async function saveProfile(em: EntityManager, input: ProfileInput): Promise<{ profile: EmbeddingProfile; activeChanged: boolean }> {
+  return em.fork().transactional(async (tx) => {
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', ['embedding-profiles']);
+    const before = await tx.findOne(EmbeddingProfile, { isDefault: true, enabled: true });
+    const existing = input.id ? await tx.findOne(EmbeddingProfile, { id: input.id }) : null;
+    const config: Record<string, unknown> = { ...(existing?.config ?? {}), ...(input.config ?? {}) };
+    for (const key of SECRET_KEYS) {
+      const sent = input.config?.[key];
+      if (sent === MASK || sent === undefined) config[key] = existing?.config[key];
+      if (config[key] === undefined || config[key] === '') delete config[key];
+      registerSecret(config[key] as string | undefined);
+    }
+    const model = input.model === undefined ? (existing?.model ?? null) : input.model;
+    checkConfig({ ...input, model }, config);
+    const now = new Date();
+    if (input.default) await tx.nativeUpdate(EmbeddingProfile, { isDefault: true }, { isDefault: false });
+    const profile =
+      existing ??
+      tx.create(EmbeddingProfile, {
+        id: input.id ?? randomUUID(),
+        name: input.name ?? input.provider,
+        provider: input.provider,
+        isDefault: false,
+        enabled: true,
+        config: {},
+        createdAt: now,
+        updatedAt: now,
+      });
+    tx.assign(profile, {
+      name: input.name ?? profile.name,
+      provider: input.provider,
+      model,
+      dimensions: input.dimensions === undefined ? (profile.dimensions ?? null) : input.dimensions,
+      enabled: input.enabled ?? profile.enabled,
+      isDefault: input.default ?? profile.isDefault,
+      config,
+      updatedAt: now,
+    });
+    await tx.flush();
+    const after = await tx.findOne(EmbeddingProfile, { isDefault: true, enabled: true });
+    const changed = (before?.id ?? null) !== (after?.id ?? null) || (after?.id === profile.id && !!existing && (existing.model !== profile.model || JSON.stringify(existing.config) !== JSON.stringify(profile.config)));
+    return { profile, activeChanged: changed };
+  });
+}
+
+export async function findProfile(em: EntityManager, id: string): Promise<EmbeddingProfile> {
+  const p = await em.fork().findOne(EmbeddingProfile, { id });
+  if (!p) throw new NotFoundError(`Embedding profile ${id} not found`, 'PROFILE_NOT_FOUND');
+  return p;
+}
+
+/** A provider for a profile; null for keyword-only (`none`). */
+export function createProvider(profile: Pick<EmbeddingProfile, 'id' | 'provider' | 'model' | 'dimensions' | 'config'>, config: Config): EmbeddingProvider | null {
+  switch (profile.provider) {
+    case 'none':
+      return null;
+    case 'remote-compatible':
+      return new RemoteProvider(profile.id, profile.model ?? '', profile.dimensions ?? null, profile.config as unknown as RemoteConfig);
+    case 'local-transformers':
+      return new LocalProvider(profile.id, profile.model ?? '', profile.dimensions ?? null, profile.config as LocalConfig, {
+        cacheDir: config.embeddings.cacheDir,
+        allowDownloads: config.embeddings.allowDownloads,
+      });
+    default:
+      throw new ValidationError(`Unknown embedding provider "${String(profile.provider)}"`, 'INVALID_PROFILE');
+  }
+}
+
+/**
+ * The active profile's provider, one per process and profile version: a local model loads once and its thread is
+ * reused; a changed profile gets a new provider and the old one is closed.
+ */
+const live = new Map<string, EmbeddingProvider | null>();
+export async function activeEmbeddingProvider(em: EntityManager, config: Config): Promise<EmbeddingProvider | null> {
+  const profile = await activeProfile(em);
+  if (!profile) return null;
+  const key = `${profile.id}@${profile.updatedAt.toISOString()}`;
+  if (!live.has(key)) {
+    for (const [k, p] of live) {
+      if (k.startsWith(`${profile.id}@`)) {
+        void p?.close();
+        live.delete(k);
+      }
+    }
+    for (const s of SECRET_KEYS) registerSecret(profile.config[s] as string | undefined);
+    live.set(key, createProvider(profile, config));
+  }
+  return live.get(key)!;
+}
+
+/** Closes every provider this process opened (shutdown). */
+export async function closeProviders(): Promise<void> {
+  await Promise.all([...live.values()].map((p) => p?.close()));
+  live.clear();
+}
