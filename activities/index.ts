@@ -4,6 +4,7 @@ import { createHealthActivities } from './health.js';
 import { createIndexingActivities } from './indexing.js';
 import { createJobActivities } from './jobs.js';
 import { createPushActivities } from './push.js';
+import { createRecipeActivities } from './recipes.js';
 import { createSlotActivities } from './slots.js';
 import { createTranscriptionActivities } from './transcription.js';
 
@@ -18,6 +19,7 @@ export function activitiesFor(queue: QueueName, deps: ActivityDeps): Record<stri
     ...createSlotActivities(deps),
     ...(queue === 'indexing' && createIndexingActivities(deps)),
     ...(queue === 'transcription' && createTranscriptionActivities(deps)),
+    ...(queue === 'recipes' && createRecipeActivities(deps)),
     ...((queue === 'transcription' || queue === 'recipes') && createPushActivities(deps)),
   };
 }

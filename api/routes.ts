@@ -34,6 +34,8 @@ export interface RouteSpec {
   bodyLimitBytes?: number;
   /** Bodies the handler reads and checks itself (e.g. multipart uploads), for the OpenAPI document. */
   requestBodies?: { contentType: string; schema: SchemaObject }[];
+  /** Kept for a transition only: marked `deprecated` in the OpenAPI document. */
+  deprecated?: boolean;
 }
 
 declare module 'koa' {
@@ -109,6 +111,7 @@ export class Routes {
       (paths[path] ??= {})[spec.method.toLowerCase()] = {
         summary: spec.summary,
         ...(spec.description && { description: spec.description }),
+        ...(spec.deprecated && { deprecated: true }),
         tags: spec.tags,
         operationId: `${spec.method.toLowerCase()}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
         parameters: [...pathParams, ...queryParams],

@@ -5,9 +5,10 @@
 import { embed } from './embed.js';
 import { events } from './events.js';
 import { transcription } from './transcription.js';
+import { recipes } from './recipes.js';
 import { index } from './index.js';
 
-const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed };
+const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes };
 
 const name = process.argv[2];
 if (!name || !benches[name]) {

@@ -37,6 +37,8 @@ export interface Config {
   transcription: TranscriptionConfig;
   /** Web push (shared by every service that notifies). */
   push: PushConfig;
+  /** The recipe queue: concurrency, limits, the language model and the recipe manager. */
+  recipes: RecipesConfig;
   /** CPUs this process may use (containers often get fewer than the host has); bounds indexing concurrency. */
   cpuCount: number;
   /** How long an indexing activity may go without a heartbeat before Temporal retries it on another worker. */
@@ -140,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 100, 600_000),
     transcription: transcriptionConfig(env),
     push: pushConfig(env, url(env, 'PUBLIC_BASE_URL')),
+    recipes: recipesConfig(env),
     cpuCount: int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096),
     indexingHeartbeatTimeoutMs: int(env, 'INDEXING_HEARTBEAT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     embeddings: {
@@ -202,6 +205,66 @@ function transcriptionConfig(env: Env): TranscriptionConfig {
     ffmpegPath: str(env, 'FFMPEG_PATH'),
     ytdlpPath: str(env, 'YTDLP_PATH'),
     ffmpegConcurrency: int(env, 'TRANSCRIPTION_FFMPEG_CONCURRENCY', int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096), 1, 256),
+  };
+}
+
+export const RECIPE_MANAGERS = ['mealie', 'tandoor'] as const;
+export type RecipeManagerKind = (typeof RECIPE_MANAGERS)[number];
+
+export interface RecipesConfig {
+  /** Items processed at once (the `recipes` concurrency pool). */
+  concurrency: number;
+  /** Longest attempt of one phase (its HTTP calls and yt-dlp stop then); Temporal's timeout backs it up. */
+  timeoutMs: number;
+  /** Attempts of a phase for recoverable failures (network, timeouts, 5xx, 429); then the item is `unhealthy`. */
+  retryAttempts: number;
+  /** The first wait before another attempt; it doubles each time, up to a minute. */
+  retryBackoffMs: number;
+  /** False: items are accepted and wait `pending` (the pool grants no slot) until a worker starts with it true. */
+  processingEnabled: boolean;
+  /** How long the deprecated synchronous POST /api/extract waits for the item before it answers 202. */
+  extractWaitMs: number;
+  /** OpenAI-compatible chat completions; unset: items fail at parsing saying so. */
+  llmBaseUrl: string | undefined;
+  llmApiKey: string | undefined;
+  llmModel: string;
+  manager: RecipeManagerKind;
+  /** Where Gristmill reaches the recipe manager's API; unset: items fail at uploading saying so. */
+  managerBaseUrl: string | undefined;
+  /** Where users reach it, for `recipeManagerUrl` (defaults to the base URL). */
+  managerPublicUrl: string | undefined;
+  managerToken: string | undefined;
+  /** Mealie's group slug in recipe links (`{base}/g/{group}/r/{slug}`). */
+  mealieGroup: string;
+  /** A Netscape cookies file for yt-dlp (Instagram often needs a logged-in session). */
+  cookiesFile: string | undefined;
+}
+
+function recipesConfig(env: Env): RecipesConfig {
+  const llmApiKey = str(env, 'LLM_API_KEY');
+  const managerToken = str(env, 'RECIPE_MANAGER_TOKEN');
+  registerSecret(llmApiKey);
+  registerSecret(managerToken);
+  const manager = (str(env, 'RECIPE_MANAGER') ?? 'mealie').toLowerCase() as RecipeManagerKind;
+  if (!RECIPE_MANAGERS.includes(manager)) throw new ConfigError(`RECIPE_MANAGER must be one of ${RECIPE_MANAGERS.join(', ')}`);
+  const base = (name: string) => url(env, name)?.replace(/\/+$/, '');
+  const cookiesFile = str(env, 'RECIPE_COOKIES_FILE');
+  return {
+    concurrency: int(env, 'QUEUE_CONCURRENCY', 2, 1, 256),
+    timeoutMs: int(env, 'QUEUE_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    retryAttempts: int(env, 'QUEUE_RETRY_ATTEMPTS', 3, 1, 100),
+    retryBackoffMs: int(env, 'QUEUE_RETRY_BACKOFF_MS', 1000, 10, 600_000),
+    processingEnabled: bool(env, 'QUEUE_PROCESSING_ENABLED', true),
+    extractWaitMs: int(env, 'QUEUE_EXTRACT_WAIT_MS', 120_000, 100, 3_600_000),
+    llmBaseUrl: base('LLM_API_BASE_URL'),
+    llmApiKey,
+    llmModel: str(env, 'LLM_MODEL') ?? 'gpt-4o-mini',
+    manager,
+    managerBaseUrl: base('RECIPE_MANAGER_BASE_URL'),
+    managerPublicUrl: base('RECIPE_MANAGER_PUBLIC_URL'),
+    managerToken,
+    mealieGroup: str(env, 'MEALIE_GROUP_SLUG') ?? 'home',
+    cookiesFile: cookiesFile && path.resolve(cookiesFile),
   };
 }
 

@@ -1,6 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../db/entities/job.js';
 
+export interface StateEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
 /**
  * What the shared job machinery needs to know about one service's jobs: its status words and the event payloads it
  * publishes. Each service declares its kind next to its workflow; the reconciler and the store use only this.
@@ -15,8 +20,11 @@ export interface JobKind {
     /** Where a service has no separate word for it, this is the failed status. */
     cancelled: string;
   };
-  /** The event published on every state change (status, progress, stage, error). */
-  stateEvent(job: Job): { event: string; data: Record<string, unknown> };
+  /**
+   * The event published on every state change (status, progress, stage, error). It runs in the change's
+   * transaction (`tx`), after `within` and `onChange`, so a service may build it from its own rows too.
+   */
+  stateEvent(job: Job, tx: EntityManager): StateEvent | Promise<StateEvent>;
   /** Fields added to every event of the job, e.g. the library an indexing job belongs to. */
   eventContext?(job: Job): Record<string, unknown>;
   /**

@@ -46,6 +46,21 @@ export interface LaunchSpec extends NewJob {
   subject: string;
 }
 
+/** Where and how a job's workflow starts: its task queue, id, arguments, search attributes and memo. */
+function startOptions(config: Config, job: Job, spec: Pick<LaunchSpec, 'queue' | 'args' | 'subject'>) {
+  return {
+    taskQueue: taskQueue(config, spec.queue),
+    workflowId: job.workflowId,
+    args: spec.args(job),
+    typedSearchAttributes: new TypedSearchAttributes([
+      { key: SEARCH_ATTRIBUTES.jobId, value: job.id },
+      { key: SEARCH_ATTRIBUTES.kind, value: job.kind },
+      { key: SEARCH_ATTRIBUTES.subject, value: spec.subject.slice(0, 1000) },
+    ]),
+    memo: { jobId: job.id, kind: job.kind, subject: spec.subject },
+  };
+}
+
 /**
  * Creates the job row, then starts its workflow with the search attributes and a memo. An unfinished job with the
  * same active key is returned instead (`created: false`). If the workflow cannot start, the job is marked failed
@@ -60,18 +75,7 @@ export async function launchJob(
   const { job, created } = await deps.jobs.create(deps.em, { ...spec, workflowId });
   if (!created) return { job, created };
   const start = () =>
-    deps.temporal.workflow.start(spec.workflowType, {
-      taskQueue: taskQueue(deps.config, spec.queue),
-      workflowId,
-      args: spec.args(job),
-      workflowIdConflictPolicy: 'FAIL',
-      typedSearchAttributes: new TypedSearchAttributes([
-        { key: SEARCH_ATTRIBUTES.jobId, value: job.id },
-        { key: SEARCH_ATTRIBUTES.kind, value: job.kind },
-        { key: SEARCH_ATTRIBUTES.subject, value: spec.subject.slice(0, 1000) },
-      ]),
-      memo: { jobId: job.id, kind: job.kind, subject: spec.subject },
-    });
+    deps.temporal.workflow.start(spec.workflowType, { ...startOptions(deps.config, job, spec), workflowIdConflictPolicy: 'FAIL' });
   try {
     try {
       await start();
@@ -95,5 +99,34 @@ export async function launchJob(
       j.completedAt ? null : { status: deps.jobs.kind(j).statuses.failed, error: reason, completedAt: new Date() },
     );
     return { job: failed.job, created };
+  }
+}
+
+/**
+ * Starts a new run of a job that ended, under the same id and workflow id (a retry). The caller has already put
+ * the job back in its queued state, in one transaction with its own rows; whatever is left of the previous run is
+ * terminated. If the workflow cannot start, the job is marked failed so it never looks stuck.
+ */
+export async function relaunchJob(
+  deps: { em: EntityManager; jobs: JobStore; temporal: Client; config: Config },
+  job: Job,
+  spec: Pick<LaunchSpec, 'workflowType' | 'queue' | 'args' | 'subject'> & { memo?: Record<string, unknown> },
+): Promise<Job> {
+  const options = startOptions(deps.config, job, spec);
+  try {
+    await deps.temporal.workflow.start(spec.workflowType, {
+      ...options,
+      memo: { ...options.memo, ...spec.memo },
+      workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+    return job;
+  } catch (err) {
+    const failed = await deps.jobs.update(deps.em, job.id, (j) =>
+      j.completedAt
+        ? null
+        : { status: deps.jobs.kind(j).statuses.failed, error: `Could not start the workflow: ${(err as Error).message}`, completedAt: new Date() },
+    );
+    return failed.job;
   }
 }

@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { type Config, type QueueName, taskQueue } from '../core/config.js';
 import type { SlotRequest, SlotsState, slotsWorkflow } from '../workflows/slots.js';
 
@@ -36,6 +36,30 @@ export async function setSlotLimit(client: Client, config: Config, pool: SlotPoo
     signal: 'setSlotLimit',
     signalArgs: [limit],
   });
+}
+
+/** Applies a new limit to a running pool; a pool that is not running is left alone (it reads its limit at start). */
+export async function updateSlotLimit(client: Client, config: Config, pool: SlotPool, limit: number): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(slotsWorkflowId(config, pool)).signal<[number]>('setSlotLimit', limit);
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
+/**
+ * Gives back the slot a run of `workflowId` asked for (its request id is `<workflowId>/<runId>`), on its behalf:
+ * for a run that is about to be replaced (a retry terminates it) before it released the slot itself. Harmless when
+ * it had already; nothing happens when the pool is not running.
+ */
+export async function releaseSlotOf(client: Client, config: Config, pool: SlotPool, workflowId: string, runId: string): Promise<void> {
+  try {
+    await client.workflow.getHandle(slotsWorkflowId(config, pool)).signal<[string]>('releaseSlot', `${workflowId}/${runId}`);
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
 }
 
 /** The pool's holders and queue, as its workflow sees them (for tests and operators). */

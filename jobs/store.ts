@@ -21,6 +21,11 @@ export interface NewJob {
   topics?: string[];
   activeKey?: string | null;
   detail?: Record<string, unknown>;
+  /**
+   * Writes a service's own rows for the new job in the same transaction, after the job row and before its state
+   * event (a recipe item with its job); if it throws, nothing is written and the error reaches the caller.
+   */
+  within?: (tx: EntityManager, job: Job) => Promise<void>;
 }
 
 export type JobPatch = Partial<
@@ -69,8 +74,9 @@ export class JobStore {
           updatedAt: now,
         });
         await tx.flush();
+        await input.within?.(tx, job);
         await kind.onChange?.(tx, job, { status: job.status, completedAt: null });
-        const { event, data } = kind.stateEvent(job);
+        const { event, data } = await kind.stateEvent(job, tx);
         await appendEvent(tx, jobStreams(job), event, { ...kind.eventContext?.(job), ...data });
         return { job, created: true };
       });
@@ -118,7 +124,7 @@ export class JobStore {
       const streams = jobStreams(job);
       const context = kind.eventContext?.(job);
       if (!opts.silent) {
-        const { event, data } = kind.stateEvent(job);
+        const { event, data } = await kind.stateEvent(job, tx);
         await appendEvent(tx, streams, event, { ...context, ...data });
       }
       for (const e of opts.extra?.(job) ?? []) await appendEvent(tx, streams, e.event, { ...context, ...e.data });

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { activitiesFor } from '../activities/index.js';
 import type { ActivityDeps } from '../activities/deps.js';
+import { applyConfiguredSlotLimits } from '../activities/slots.js';
 import { type QueueName, taskQueue } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 
@@ -78,6 +79,7 @@ export async function startWorkers(o: {
       throw err;
     },
   );
+  await applyConfiguredSlotLimits(o.deps, o.queues);
   o.deps.log.info('workers polling', { queues: o.queues.map((q) => taskQueue(o.deps.config, q)).join(',') });
   return {
     queues: [...o.queues],

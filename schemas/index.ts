@@ -25,6 +25,17 @@ import transcriptionListQuery from './api/transcription.list.query.schema.json' 
 import transcriptionUpload from './api/transcription.upload.schema.json' with { type: 'json' };
 import transcriptionWebhookResult from './api/transcription.webhook-result.schema.json' with { type: 'json' };
 import transcriptionWebhook from './api/transcription.webhook.schema.json' with { type: 'json' };
+import recipesCreate from './api/recipes.create.schema.json' with { type: 'json' };
+import recipesExtractResult from './api/recipes.extract-result.schema.json' with { type: 'json' };
+import recipesExtractStreamQuery from './api/recipes.extract-stream.query.schema.json' with { type: 'json' };
+import recipesItem from './api/recipes.item.schema.json' with { type: 'json' };
+import recipesListQuery from './api/recipes.list.query.schema.json' with { type: 'json' };
+import recipesList from './api/recipes.list.schema.json' with { type: 'json' };
+import recipesPhase from './api/recipes.phase.schema.json' with { type: 'json' };
+import recipesResults from './api/recipes.results.schema.json' with { type: 'json' };
+import recipesRetry from './api/recipes.retry.schema.json' with { type: 'json' };
+import recipesStreamQuery from './api/recipes.stream.query.schema.json' with { type: 'json' };
+import recipesUpdate from './api/recipes.update.schema.json' with { type: 'json' };
 
 /**
  * The JSON Schemas of the HTTP API. Routes name them for validation (api/validate.ts) and the OpenAPI document
@@ -39,6 +50,18 @@ export const apiSchemas = {
   transcriptionJobList: transcriptionJobList as SchemaObject,
   transcriptionWebhook: transcriptionWebhook as SchemaObject,
   transcriptionWebhookResult: transcriptionWebhookResult as SchemaObject,
+  // recipe queue
+  recipesCreate: recipesCreate as SchemaObject,
+  recipesItem: recipesItem as SchemaObject,
+  recipesPhase: recipesPhase as SchemaObject,
+  recipesResults: recipesResults as SchemaObject,
+  recipesList: recipesList as SchemaObject,
+  recipesListQuery: recipesListQuery as SchemaObject,
+  recipesRetry: recipesRetry as SchemaObject,
+  recipesStreamQuery: recipesStreamQuery as SchemaObject,
+  recipesUpdate: recipesUpdate as SchemaObject,
+  recipesExtractResult: recipesExtractResult as SchemaObject,
+  recipesExtractStreamQuery: recipesExtractStreamQuery as SchemaObject,
   // web push (shared)
   notificationsSubscribeBody: notificationsSubscribeBody as SchemaObject,
   notificationsSubscribe: notificationsSubscribe as SchemaObject,

@@ -1,3 +1,4 @@
+import { watchJob } from '../jobs/watch.js';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -354,32 +355,23 @@ export class TranscriptionService {
 
   /** Waits for the workflow to decide about a webhook call: woken by the job's events, polling as a fallback. */
   private async outcome(deliveryId: string, jobId: string, timeoutMs: number): Promise<TranscriptionWebhook | undefined> {
-    const deadline = Date.now() + timeoutMs;
-    let wake: () => void = () => undefined;
-    const sub = await this.d.hub.subscribe(`job:${jobId}`, () => wake()).catch(() => undefined);
-    try {
-      for (;;) {
+    return watchJob<TranscriptionWebhook | undefined>(
+      this.d.hub,
+      jobId,
+      async () => {
         const em = this.d.em();
         const delivery = await em.findOne(TranscriptionWebhook, { id: deliveryId });
-        if (!delivery || delivery.outcome !== 'pending') return delivery ?? undefined;
+        if (!delivery || delivery.outcome !== 'pending') return { done: true, value: delivery ?? undefined };
         const job = await em.findOne(Job, { id: jobId });
         // Ended by something else (a cancel, another call): this call changes nothing.
         if (!job || job.completedAt) {
           const again = await this.d.em().findOne(TranscriptionWebhook, { id: deliveryId });
-          return again && again.outcome !== 'pending' ? again : undefined;
+          return { done: true, value: again && again.outcome !== 'pending' ? again : undefined };
         }
-        const left = deadline - Date.now();
-        if (left <= 0) return undefined;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(left, 200));
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
-    } finally {
-      sub?.close();
-    }
+        return { done: false, value: undefined };
+      },
+      { timeoutMs, pollMs: 200 },
+    );
   }
+
 }

@@ -3,3 +3,4 @@ export { pingWorkflow } from './health.js';
 export { slotsWorkflow } from './slots.js';
 export { indexLibraryWorkflow } from './indexing.js';
 export { transcriptionWorkflow } from './transcription.js';
+export { recipeWorkflow } from './recipes.js';

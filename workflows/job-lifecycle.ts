@@ -19,8 +19,16 @@ const jobs = proxyActivities<JobActivities>({
  * the API cancels the workflow (recorded by the workflow itself, in a scope that cancellation cannot interrupt);
  * failed with the error otherwise. Terminations and timeouts bypass this code; the reconciler records those.
  * With `slot`, the job stays queued until its concurrency pool has room.
+ *
+ * `recorded` says the pipeline has already written the job's ending itself (with its results, or a status of its
+ * own such as the recipe queue's `unhealthy`, inside its slot): then nothing more is written, so nothing writes to
+ * a job after it looks finished, when a retry may already have put it back in the queue.
  */
-export async function runJob<T>(jobId: string, pipeline: () => Promise<T>, opts: { slot?: string } = {}): Promise<T> {
+export async function runJob<T>(
+  jobId: string,
+  pipeline: () => Promise<T>,
+  opts: { slot?: string; recorded?: () => boolean } = {},
+): Promise<T> {
   const run = async () => {
     await jobs.startJob({ jobId, runId: workflowInfo().runId });
     return pipeline();
@@ -28,18 +36,20 @@ export async function runJob<T>(jobId: string, pipeline: () => Promise<T>, opts:
   try {
     const result = opts.slot ? await withSlot(opts.slot, run) : await run();
     // Last, after the slot is back: a job that looks done has nothing left to do but close its workflow.
-    await jobs.finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });
+    if (!opts.recorded?.()) await jobs.finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });
     return result;
   } catch (err) {
     const cancelled = isCancellation(err);
-    await CancellationScope.nonCancellable(() =>
-      jobs.finishJob({
-        jobId,
-        runId: workflowInfo().runId,
-        outcome: cancelled ? 'cancelled' : 'failed',
-        error: cancelled ? 'Cancelled' : failureMessage(err),
-      }),
-    );
+    if (!opts.recorded?.()) {
+      await CancellationScope.nonCancellable(() =>
+        jobs.finishJob({
+          jobId,
+          runId: workflowInfo().runId,
+          outcome: cancelled ? 'cancelled' : 'failed',
+          error: cancelled ? 'Cancelled' : failureMessage(err),
+        }),
+      );
+    }
     if (cancelled || err instanceof ApplicationFailure) throw err;
     // Anything else would fail the workflow task and retry it forever (engineering note 2).
     throw ApplicationFailure.nonRetryable(failureMessage(err), 'JobFailed');

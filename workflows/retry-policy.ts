@@ -13,12 +13,16 @@ export const JOB_ACTIVITY_RETRY: RetryPolicy = {
   maximumAttempts: 10,
 };
 
-/** Calls to third-party services (git hosts, ASR, LLM, recipe managers): longer backoff, bounded attempts. */
-export function externalCallRetry(maximumAttempts: number): RetryPolicy {
+/**
+ * Calls to third-party services (git hosts, ASR, LLM, recipe managers): longer backoff, bounded attempts. The first
+ * backoff (1 s by default, doubling up to a minute) is an input where a setting chooses it (engineering note 10).
+ */
+export function externalCallRetry(maximumAttempts: number, opts: { initialIntervalMs?: number } = {}): RetryPolicy {
+  const initial = opts.initialIntervalMs ?? 1000;
   return {
-    initialInterval: '1 second',
+    initialInterval: initial,
     backoffCoefficient: 2,
-    maximumInterval: '1 minute',
+    maximumInterval: Math.max(initial, 60_000),
     maximumAttempts,
     nonRetryableErrorTypes: ['PermanentError'],
   };

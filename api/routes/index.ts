@@ -5,7 +5,8 @@ import { indexSettingsRoutes } from './index-settings.js';
 import { ledgerRoutes } from './ledger.js';
 import { libraryRoutes } from './libraries.js';
 import { notificationRoutes } from './notifications.js';
+import { recipeRoutes } from './recipes.js';
 import { transcriptionRoutes } from './transcription.js';
 
 /** The routes of every service, mounted by the stack; each service adds its factory here as it lands. */
-export const serviceRoutes: RouteFactory[] = [libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes, ledgerRoutes, transcriptionRoutes, notificationRoutes];
+export const serviceRoutes: RouteFactory[] = [libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes, ledgerRoutes, transcriptionRoutes, notificationRoutes, recipeRoutes];

@@ -2,6 +2,7 @@ import { EmbeddingProfile } from './embedding-profile.js';
 import { EventStream, JobEvent } from './job-event.js';
 import { Job } from './job.js';
 import { PushSubscription } from './push-subscription.js';
+import { RecipeItem } from './recipe.js';
 import { Transcription, TranscriptionWebhook } from './transcription.js';
 import { Library, LibraryVersion } from './library.js';
 import { LibraryDocument, LibraryRules, Setting, Snippet, SnippetEmbedding, StagedDocument } from './snippet.js';
@@ -24,4 +25,5 @@ export const entities = [
   Transcription,
   TranscriptionWebhook,
   PushSubscription,
+  RecipeItem,
 ];

@@ -1,0 +1,82 @@
+/**
+ * What the API, the workflow and the activities of the recipe queue agree on. Pure (no imports with side effects):
+ * the workflow bundle includes it.
+ */
+export const RECIPE_KIND = 'recipe';
+export const RECIPE_WORKFLOW = 'recipeWorkflow';
+/** The failure type of "this run no longer owns the item" (it ended meanwhile, or a retry started a new run). */
+export const JOB_STOPPED = 'JobStopped';
+
+/** Queue item statuses (spec 3). `unhealthy`: a recoverable failure outlasted its attempts; `error`: permanent. */
+export const QUEUE_STATUSES = ['pending', 'in_progress', 'success', 'error', 'unhealthy'] as const;
+export type QueueStatus = (typeof QUEUE_STATUSES)[number];
+
+/** How the job machinery's words map onto the queue's; `unhealthy` is written by the workflow itself. */
+export const RECIPE_STATUSES = {
+  queued: 'pending',
+  running: 'in_progress',
+  done: 'success',
+  failed: 'error',
+  cancelled: 'error',
+} as const satisfies Record<string, QueueStatus>;
+export const UNHEALTHY: QueueStatus = 'unhealthy';
+/** Items in these states may be retried. */
+export const RETRYABLE_STATUSES: readonly QueueStatus[] = ['error', 'unhealthy'];
+export const FINISHED_STATUSES: readonly QueueStatus[] = ['success', 'error', 'unhealthy'];
+
+export const PHASES = ['extraction', 'parsing', 'uploading'] as const;
+export type PhaseName = (typeof PHASES)[number];
+export type PhaseStatus = 'pending' | 'in_progress' | 'completed' | 'error';
+
+/** One phase of an item (spec 3), plus how many attempts the current run has made of it. */
+export interface PhaseEntry {
+  name: PhaseName;
+  status: PhaseStatus;
+  /** When the current run first started it. */
+  startedAt?: string;
+  /** When it ended: completed, or failed. */
+  completedAt?: string;
+  /** 0 to 100. */
+  progress?: number;
+  attempts?: number;
+}
+
+/** Spec 3's results object; filled as phases complete (all four once the item is `success`). */
+export interface RecipeResults {
+  recipe?: Record<string, unknown>;
+  recipeManagerUrl?: string;
+  extractedText?: string;
+  thumbnail?: string;
+}
+
+/** Every bound comes in from configuration (engineering note 10), so tests use short ones. */
+export interface RecipeLimits {
+  /** QUEUE_TIMEOUT_MS: longest attempt of a phase. */
+  timeoutMs: number;
+  /** QUEUE_RETRY_ATTEMPTS: attempts of a phase for recoverable failures. */
+  retryAttempts: number;
+  /** QUEUE_RETRY_BACKOFF_MS: the first wait between attempts (doubling, up to a minute). */
+  retryBackoffMs: number;
+}
+
+export interface RecipeInput {
+  itemId: string;
+  limits: RecipeLimits;
+}
+
+/** What a phase activity is called with. */
+export interface StepInput {
+  itemId: string;
+  runId: string;
+  timeoutMs: number;
+}
+
+export interface RecipeOutcome {
+  status: QueueStatus | 'stopped';
+  recipeManagerUrl?: string;
+}
+
+/** Temporal has a little longer than the attempt's own deadline, so the attempt reports its timeout itself. */
+export const ATTEMPT_GRACE_MS = 5000;
+
+export const workflowIdFor = (itemId: string) => `recipe:${itemId}`;

@@ -1,0 +1,121 @@
+import { PermanentError } from '../core/errors.js';
+import { redact } from '../core/redact.js';
+
+/**
+ * HTTP for the recipe phases: every call ends by the attempt's deadline (QUEUE_TIMEOUT_MS) or when the activity is
+ * cancelled, and every failure is classified. Recoverable (another attempt may succeed): network errors, timeouts,
+ * 408, 425, 429 and 5xx (with the server's Retry-After). Permanent (the same request would fail again): other 4xx.
+ */
+export class RecoverableError extends Error {
+  constructor(
+    message: string,
+    /** How long the server asked us to wait (Retry-After), if it did. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'RecoverableError';
+  }
+}
+
+/** The attempt a call belongs to: its cancellation, and when it must be over (ms since the epoch). */
+export interface CallContext {
+  signal: AbortSignal;
+  deadline: number;
+}
+
+/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+const RECOVERABLE_STATUS = new Set([408, 425, 429]);
+export const isRecoverableStatus = (status: number) => status >= 500 || RECOVERABLE_STATUS.has(status);
+
+/** A short, secret-free excerpt of an error body for messages. */
+export function excerpt(body: string, max = 300): string {
+  const flat = body.replace(/\s+/g, ' ').trim();
+  return redact(flat.length > max ? `${flat.slice(0, max)}...` : flat);
+}
+
+/** The failure for a response that is not what was wanted: recoverable or permanent by its status. */
+export function statusFailure(what: string, res: Response, body: string, hint = ''): Error {
+  const message = `${what} answered ${res.status}${body ? `: ${excerpt(body)}` : ''}${hint}`;
+  if (isRecoverableStatus(res.status)) return new RecoverableError(message, retryAfterMs(res.headers.get('retry-after')));
+  return new PermanentError(message);
+}
+
+function cause(err: unknown): string {
+  const c = (err as { cause?: { code?: string; message?: string } }).cause;
+  return c?.code ?? c?.message ?? (err as Error).message;
+}
+
+/**
+ * fetch, ended by the attempt's deadline or cancellation (which also ends reading the body). A timeout or a
+ * network failure is recoverable; a cancellation is passed on as it is.
+ */
+export async function request(what: string, url: string, init: RequestInit, ctx: CallContext): Promise<Response> {
+  const left = ctx.deadline - Date.now();
+  if (left <= 0) throw new RecoverableError(`${what} was not reached: the attempt's time (QUEUE_TIMEOUT_MS) is used up`);
+  const timeout = AbortSignal.timeout(left);
+  try {
+    return await fetch(url, { ...init, redirect: 'follow', signal: AbortSignal.any([ctx.signal, timeout]) });
+  } catch (err) {
+    throw failure(what, err, ctx, timeout, left);
+  }
+}
+
+/**
+ * Reads a body, up to `maxBytes`: beyond it the rest is not read, and the body is cut (`cut`) or refused (a
+ * permanent failure). Failures while reading are classified like the request's.
+ */
+async function readBody(what: string, res: Response, ctx: CallContext, maxBytes: number, over: 'cut' | 'refuse'): Promise<Buffer> {
+  if (!res.body) return Buffer.alloc(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        if (over === 'refuse') throw new PermanentError(`${what} is larger than ${maxBytes} bytes`);
+        break;
+      }
+    }
+  } catch (err) {
+    if (err instanceof PermanentError) throw err;
+    throw failure(what, err, ctx, undefined, 0);
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes);
+}
+
+/** A body as text, cut after `maxBytes` (5 MB: a page's head and its JSON-LD come first). */
+export async function readText(what: string, res: Response, ctx: CallContext, maxBytes = 5 * 1024 * 1024): Promise<string> {
+  return new TextDecoder().decode(await readBody(what, res, ctx, maxBytes, 'cut'));
+}
+
+/** A body as bytes; more than `maxBytes` is a permanent failure. */
+export async function readBytes(what: string, res: Response, ctx: CallContext, maxBytes: number): Promise<Buffer> {
+  if (Number(res.headers.get('content-length') ?? 0) > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new PermanentError(`${what} is larger than ${maxBytes} bytes`);
+  }
+  return readBody(what, res, ctx, maxBytes, 'refuse');
+}
+
+function failure(what: string, err: unknown, ctx: CallContext, timeout: AbortSignal | undefined, budget: number): unknown {
+  if (ctx.signal.aborted) return ctx.signal.reason ?? err;
+  if (timeout?.aborted || (err as Error).name === 'TimeoutError' || Date.now() >= ctx.deadline) {
+    return new RecoverableError(
+      budget ? `${what} did not answer within ${budget} ms (QUEUE_TIMEOUT_MS)` : `${what} timed out while sending its answer (QUEUE_TIMEOUT_MS)`,
+    );
+  }
+  return new RecoverableError(`${what} could not be reached: ${redact(cause(err))}`);
+}

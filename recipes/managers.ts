@@ -1,0 +1,139 @@
+import { PermanentError } from '../core/errors.js';
+import type { RecipeManagerKind } from '../core/config.js';
+import { type CallContext, excerpt, readText, request, statusFailure } from './http.js';
+import { parseIngredient } from './ingredients.js';
+import { durationMinutes, type SchemaRecipe } from './recipe.js';
+
+/**
+ * The uploading phase's recipe managers (README, "Recipe queue"): Mealie by default, Tandoor by configuration.
+ * Both take `Authorization: Bearer <RECIPE_MANAGER_TOKEN>`. 401/403 (a wrong token), 400/422 (Mealie's
+ * BAD_RECIPE_DATA) and other 4xx are permanent; 408, 429 and 5xx recoverable.
+ */
+export interface ManagerTarget {
+  kind: RecipeManagerKind;
+  baseUrl: string;
+  /** Where users open recipes. */
+  publicUrl: string;
+  token: string | undefined;
+  mealieGroup: string;
+}
+
+export interface Created {
+  /** Mealie's slug or Tandoor's id. */
+  id: string;
+  /** The recipe's page, for `results.recipeManagerUrl`. */
+  url: string;
+}
+
+const NAMES: Record<RecipeManagerKind, string> = { mealie: 'Mealie', tandoor: 'Tandoor' };
+
+function headers(t: ManagerTarget, json = true): Record<string, string> {
+  return { accept: 'application/json', ...(json && { 'content-type': 'application/json' }), ...(t.token && { authorization: `Bearer ${t.token}` }) };
+}
+
+function hintFor(status: number, body: string): string {
+  if (status === 401 || status === 403) return ' (check RECIPE_MANAGER_TOKEN)';
+  if (status === 404) return ' (check RECIPE_MANAGER_BASE_URL)';
+  if (/BAD_RECIPE_DATA/.test(body)) return ' (the recipe manager rejected the recipe as incomplete or malformed)';
+  return '';
+}
+
+export async function createRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created> {
+  return t.kind === 'tandoor' ? createInTandoor(t, recipe, ctx) : createInMealie(t, recipe, ctx);
+}
+
+/** `POST /api/recipes/create/html-or-json` with the schema.org JSON: 201 and the new recipe's slug (a JSON string). */
+async function createInMealie(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created> {
+  const what = 'Mealie';
+  const res = await request(
+    what,
+    `${t.baseUrl}/api/recipes/create/html-or-json`,
+    { method: 'POST', headers: headers(t), body: JSON.stringify({ data: JSON.stringify(recipe), includeTags: true }) },
+    ctx,
+  );
+  const text = await readText(what, res, ctx, 1024 * 1024);
+  if (!res.ok) throw statusFailure(what, res, text, hintFor(res.status, text));
+  let slug: unknown;
+  try {
+    slug = JSON.parse(text);
+  } catch {
+    slug = text.trim();
+  }
+  if (slug && typeof slug === 'object') slug = (slug as { slug?: unknown }).slug;
+  if (typeof slug !== 'string' || !slug.trim()) throw new PermanentError(`Mealie answered ${res.status} without a recipe slug: ${excerpt(text, 200)}`);
+  const s = slug.trim();
+  return { id: s, url: `${t.publicUrl}/g/${encodeURIComponent(t.mealieGroup)}/r/${encodeURIComponent(s)}` };
+}
+
+/** Tandoor's recipe body: one step per instruction, the ingredients (amount, unit, food, note) on the first. */
+export function tandoorRecipe(recipe: SchemaRecipe) {
+  const ingredients = recipe.recipeIngredient.map((line) => {
+    const i = parseIngredient(line);
+    return {
+      food: { name: i.food.slice(0, 128) },
+      unit: i.unit ? { name: i.unit } : null,
+      amount: i.amount ?? 0,
+      no_amount: i.amount == null,
+      note: i.note.slice(0, 256),
+      original_text: i.original,
+    };
+  });
+  const instructions = recipe.recipeInstructions.map((s) => s.text);
+  const steps = (instructions.length ? instructions : ['']).map((instruction, n) => ({ instruction, ingredients: n === 0 ? ingredients : [] }));
+  const servings = Number(/\d+/.exec(recipe.recipeYield ?? '')?.[0] ?? 1) || 1;
+  const keywords = (recipe.keywords ?? '')
+    .split(',')
+    .concat(recipe.recipeCategory ?? [])
+    .map((k) => k.trim())
+    .filter(Boolean);
+  return {
+    name: recipe.name.slice(0, 128),
+    description: (recipe.description ?? '').slice(0, 512),
+    keywords: [...new Set(keywords)].map((name) => ({ name: name.slice(0, 64) })),
+    steps,
+    servings,
+    servings_text: recipe.recipeYield ?? '',
+    working_time: durationMinutes(recipe.prepTime),
+    waiting_time: durationMinutes(recipe.cookTime),
+    source_url: recipe.url ?? '',
+    internal: true,
+  };
+}
+
+/** `POST /api/recipe/` with Tandoor's fields: 201 and the recipe with its `id`. */
+async function createInTandoor(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created> {
+  const what = 'Tandoor';
+  const res = await request(what, `${t.baseUrl}/api/recipe/`, { method: 'POST', headers: headers(t), body: JSON.stringify(tandoorRecipe(recipe)) }, ctx);
+  const text = await readText(what, res, ctx, 1024 * 1024);
+  if (!res.ok) throw statusFailure(what, res, text, hintFor(res.status, text));
+  let id: unknown;
+  try {
+    id = (JSON.parse(text) as { id?: unknown }).id;
+  } catch {
+    /* checked below */
+  }
+  if ((typeof id !== 'number' && typeof id !== 'string') || id === '') {
+    throw new PermanentError(`Tandoor answered ${res.status} without a recipe id: ${excerpt(text, 200)}`);
+  }
+  return { id: String(id), url: `${t.publicUrl}/view/recipe/${encodeURIComponent(String(id))}` };
+}
+
+export interface Picture {
+  bytes: Buffer;
+  contentType: string;
+  extension: string;
+}
+
+/** Sets the recipe's picture: Mealie `PUT /api/recipes/{slug}/image`, Tandoor `PUT /api/recipe/{id}/image/` (multipart). */
+export async function putImage(t: ManagerTarget, id: string, picture: Picture, ctx: CallContext): Promise<void> {
+  const what = `${NAMES[t.kind]} (recipe picture)`;
+  const form = new FormData();
+  form.set('image', new Blob([new Uint8Array(picture.bytes)], { type: picture.contentType }), `image.${picture.extension}`);
+  if (t.kind === 'mealie') form.set('extension', picture.extension);
+  const path = t.kind === 'mealie' ? `/api/recipes/${encodeURIComponent(id)}/image` : `/api/recipe/${encodeURIComponent(id)}/image/`;
+  const res = await request(what, `${t.baseUrl}${path}`, { method: 'PUT', headers: headers(t, false), body: form }, ctx);
+  const text = await readText(what, res, ctx, 64 * 1024);
+  if (!res.ok) throw statusFailure(what, res, text, hintFor(res.status, text));
+}
+
+export const managerName = (kind: RecipeManagerKind) => NAMES[kind];

@@ -1,0 +1,402 @@
+/**
+ * The third parties of the recipe queue, as real HTTP servers on 127.0.0.1 (README, "Recipe queue"):
+ *
+ * - FakeSocialSite: post pages (a caption in Open Graph tags, a schema.org Recipe in JSON-LD, plain text), their
+ *   pictures, and any status code.
+ * - FakeLlm: OpenAI-compatible `POST /chat/completions`. By default it "reads" the post like a model would: lines
+ *   starting with "- " are ingredients, numbered lines are steps, a post saying "not a recipe" is none. Scripted
+ *   answers cover malformed JSON, 4xx/5xx, 429 with Retry-After, refusals, slow answers and servers without
+ *   json_schema support. It counts requests in flight (concurrency) and notices callers that hang up.
+ * - FakeRecipeManager: Mealie (`POST /api/recipes/create/html-or-json` -> 201 "slug") or Tandoor
+ *   (`POST /api/recipe/` -> 201 {id}), bearer-token checked (401), scripted failures such as Mealie's 400
+ *   BAD_RECIPE_DATA, and the picture uploads.
+ * - fakeYtDlp: a stand-in `yt-dlp` executable (YTDLP_PATH) that answers `-J` for the URLs a test registers, as a
+ *   site extractor (Instagram, TikTok) would, and "Unsupported URL" for the rest.
+ */
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+async function listen(server: http.Server): Promise<string> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+async function close(server: http.Server | undefined): Promise<void> {
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+}
+
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The smallest JPEG a browser shows: enough to be a picture. */
+export const TINY_JPEG = Buffer.from(
+  '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=',
+  'base64',
+);
+
+export interface PostPage {
+  /** og:title. */
+  title?: string;
+  /** og:description: the caption. */
+  caption?: string;
+  /** og:image points at /img/<name>.jpg. */
+  picture?: boolean;
+  /** A JSON-LD block, as it is (e.g. {"@graph": [..., {"@type": "Recipe", ...}]}). */
+  jsonLd?: unknown;
+  /** Visible body text. */
+  bodyText?: string;
+  status?: number;
+  contentType?: string;
+}
+
+export class FakeSocialSite {
+  url = '';
+  readonly pages = new Map<string, PostPage>();
+  readonly hits: { path: string; at: number }[] = [];
+  private server: http.Server | undefined;
+
+  static async start(): Promise<FakeSocialSite> {
+    const s = new FakeSocialSite();
+    s.server = http.createServer((req, res) => s.serve(req, res));
+    s.url = await listen(s.server);
+    return s;
+  }
+
+  /** Registers a post; answers its URL. */
+  add(name: string, page: PostPage): string {
+    this.pages.set(name, page);
+    return `${this.url}/p/${name}`;
+  }
+
+  pictureUrl(name: string): string {
+    return `${this.url}/img/${name}.jpg`;
+  }
+
+  hitsOf(p: string): number {
+    return this.hits.filter((h) => h.path === p).length;
+  }
+
+  private serve(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const p = new URL(req.url ?? '/', 'http://x').pathname;
+    this.hits.push({ path: p, at: Date.now() });
+    const img = /^\/img\/([^/]+)\.jpg$/.exec(p);
+    if (img) {
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': TINY_JPEG.length });
+      res.end(TINY_JPEG);
+      return;
+    }
+    const m = /^\/p\/([^/]+)\/?$/.exec(p);
+    const page = m && this.pages.get(m[1]!);
+    if (!m || !page) {
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end('<html><body>Not found</body></html>');
+      return;
+    }
+    const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+    const html = `<!doctype html><html><head><title>${esc(page.title ?? 'Post')} • Social</title>
+${page.title ? `<meta property="og:title" content="${esc(page.title)}">` : ''}
+${page.caption ? `<meta property="og:description" content="${esc(page.caption)}">` : ''}
+${page.picture ? `<meta property="og:image" content="${this.pictureUrl(m[1]!)}">` : ''}
+${page.jsonLd ? `<script type="application/ld+json">${JSON.stringify(page.jsonLd)}</script>` : ''}
+<script>window.__state = {"noise": true}</script>
+</head><body><nav>Home Explore Reels</nav><main>${page.bodyText ? `<p>${esc(page.bodyText)}</p>` : ''}</main></body></html>`;
+    res.writeHead(page.status ?? 200, { 'content-type': page.contentType ?? 'text/html; charset=utf-8' });
+    res.end(html);
+  }
+
+  close(): Promise<void> {
+    return close(this.server);
+  }
+}
+
+export type LlmAnswer =
+  | { kind: 'read' }
+  | { kind: 'recipe'; recipe: Record<string, unknown> }
+  | { kind: 'not-recipe'; reason?: string }
+  | { kind: 'malformed' }
+  | { kind: 'fenced' }
+  | { kind: 'refusal'; text?: string }
+  | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
+  | { kind: 'hang-up' };
+
+export interface LlmRequest {
+  body: {
+    model: string;
+    messages: { role: string; content: string }[];
+    response_format?: { type: string; json_schema?: { name: string; strict: boolean; schema: unknown } };
+  };
+  authorization: string | undefined;
+  at: number;
+  /** The caller closed the connection before the answer. */
+  aborted: boolean;
+  status?: number;
+}
+
+export class FakeLlm {
+  url = '';
+  readonly requests: LlmRequest[] = [];
+  /** Answers for the next requests, in order; then `fallback`. */
+  readonly script: LlmAnswer[] = [];
+  fallback: LlmAnswer = { kind: 'read' };
+  /** Each answer waits this long first (a slow model). */
+  delayMs = 0;
+  /** False: json_schema response formats are refused with 400, as some servers do. */
+  supportsJsonSchema = true;
+  inFlight = 0;
+  maxInFlight = 0;
+  private server: http.Server | undefined;
+
+  static async start(): Promise<FakeLlm> {
+    const s = new FakeLlm();
+    s.server = http.createServer((req, res) => void s.serve(req, res));
+    s.url = await listen(s.server);
+    return s;
+  }
+
+  /** The base URL Gristmill is given (LLM_API_BASE_URL). */
+  get baseUrl(): string {
+    return `${this.url}/v1`;
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.script.length = 0;
+    this.fallback = { kind: 'read' };
+    this.delayMs = 0;
+    this.supportsJsonSchema = true;
+    this.maxInFlight = this.inFlight;
+  }
+
+  private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = JSON.parse((await readBody(req)).toString('utf8')) as LlmRequest['body'];
+    const record: LlmRequest = { body, authorization: req.headers.authorization, at: Date.now(), aborted: false };
+    this.requests.push(record);
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    res.on('close', () => {
+      if (!res.writableFinished) record.aborted = true;
+    });
+    try {
+      const answer = this.script.shift() ?? this.fallback;
+      if (this.delayMs) await sleep(this.delayMs);
+      if (record.aborted) return;
+      const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+        record.status = status;
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(JSON.stringify(payload));
+      };
+      if (!this.supportsJsonSchema && body.response_format?.type === 'json_schema') {
+        return send(400, { error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", type: 'invalid_request_error', param: 'response_format' } });
+      }
+      const content = (s: string, extra: Record<string, unknown> = {}) =>
+        send(200, { id: 'chatcmpl-fake', object: 'chat.completion', model: body.model, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: s, ...extra } }] });
+      switch (answer.kind) {
+        case 'status':
+          return send(answer.status, answer.body ?? { error: { message: `fake error ${answer.status}` } }, answer.headers);
+        case 'malformed':
+          return content('{"isRecipe": true, "recipe": {"name": "Lemon pasta", "recipeIngredient": ["200 g spaghetti"');
+        case 'refusal':
+          return content('', { content: null, refusal: answer.text ?? "I'm sorry, I can't help with that." });
+        case 'not-recipe':
+          return content(JSON.stringify({ isRecipe: false, notRecipeReason: answer.reason ?? 'The post is a photo of a cat.', recipe: null }));
+        case 'recipe':
+          return content(JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: answer.recipe }));
+        case 'fenced':
+          return content('```json\n' + JSON.stringify(readPost(body)) + '\n```');
+        case 'hang-up':
+          res.destroy();
+          return;
+        default:
+          return content(JSON.stringify(readPost(body)));
+      }
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  close(): Promise<void> {
+    return close(this.server);
+  }
+}
+
+/** What a model would make of the post: "- " lines are ingredients, "1." lines steps, the title the name. */
+function readPost(body: LlmRequest['body']): Record<string, unknown> {
+  const user = body.messages.find((m) => m.role === 'user')?.content ?? '';
+  if (/not a recipe/i.test(user)) return { isRecipe: false, notRecipeReason: 'The post shows no ingredients or steps.', recipe: null };
+  const text = user.split('\nPost text:\n')[1] ?? user;
+  const title = /^Post title: (.*)$/m.exec(user)?.[1];
+  const lines = text.split(/\n|(?<=\.)\s+(?=\d+\.\s)|\s+(?=- )/).map((l) => l.trim());
+  const ingredients = lines.filter((l) => l.startsWith('- ')).map((l) => l.slice(2).trim());
+  const steps = lines.filter((l) => /^\d+\.\s/.test(l)).map((l) => l.replace(/^\d+\.\s*/, ''));
+  return {
+    isRecipe: true,
+    notRecipeReason: null,
+    recipe: {
+      name: title ?? (lines[0] ?? 'A recipe').replace(/[!:.].*$/, '').trim(),
+      description: null,
+      recipeYield: '2 servings',
+      prepTime: 'PT10M',
+      cookTime: 'PT12M',
+      totalTime: 'not a duration',
+      recipeIngredient: ingredients,
+      recipeInstructions: steps,
+      recipeCategory: ['Dinner'],
+      recipeCuisine: 'Italian',
+      keywords: ['quick', 'pasta'],
+    },
+  };
+}
+
+export type ManagerAnswer = { status: number; body: unknown } | { kind: 'hang-up' };
+
+export interface CreatedRecipe {
+  id: string;
+  /** Mealie: the schema.org JSON inside `data`; Tandoor: the request body. */
+  recipe: Record<string, unknown>;
+  raw: Record<string, unknown>;
+}
+
+export class FakeRecipeManager {
+  url = '';
+  token = 'manager-token-0123456789';
+  readonly created: CreatedRecipe[] = [];
+  /** Every create request, answered or not. */
+  readonly createRequests: { at: number; authorization: string | undefined }[] = [];
+  readonly pictures: { id: string; contentType: string; bytes: number; hasImageField: boolean }[] = [];
+  /** Answers for the next create requests, in order; then 201. */
+  readonly script: ManagerAnswer[] = [];
+  private nextId = 1;
+  private server: http.Server | undefined;
+
+  private constructor(readonly kind: 'mealie' | 'tandoor') {}
+
+  static async start(kind: 'mealie' | 'tandoor'): Promise<FakeRecipeManager> {
+    const s = new FakeRecipeManager(kind);
+    s.server = http.createServer((req, res) => void s.serve(req, res));
+    s.url = await listen(s.server);
+    return s;
+  }
+
+  reset(): void {
+    this.created.length = 0;
+    this.createRequests.length = 0;
+    this.pictures.length = 0;
+    this.script.length = 0;
+  }
+
+  private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const send = (status: number, payload: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(payload));
+    };
+    const body = await readBody(req);
+    const authorized = req.headers.authorization === `Bearer ${this.token}`;
+    const p = req.url ?? '';
+    const create = this.kind === 'mealie' ? p === '/api/recipes/create/html-or-json' : p === '/api/recipe/';
+    if (req.method === 'POST' && create) {
+      this.createRequests.push({ at: Date.now(), authorization: req.headers.authorization });
+      if (!authorized) return send(401, { detail: 'Not authenticated' });
+      const answer = this.script.shift();
+      if (answer && 'kind' in answer) {
+        res.destroy();
+        return;
+      }
+      if (answer) return send(answer.status, answer.body);
+      const raw = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      if (this.kind === 'mealie') {
+        const recipe = JSON.parse(String(raw.data)) as Record<string, unknown>;
+        if (!recipe.name) return send(400, { detail: { message: 'Unable to parse recipe', error: true, details: 'BAD_RECIPE_DATA' } });
+        let slug = String(recipe.name).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+        const taken = this.created.filter((c) => c.id === slug || c.id.startsWith(`${slug}-`)).length;
+        if (taken) slug = `${slug}-${taken}`;
+        this.created.push({ id: slug, recipe, raw });
+        return send(201, slug);
+      }
+      if (!raw.name || !Array.isArray(raw.steps)) return send(400, { name: ['This field is required.'] });
+      const id = String(this.nextId++);
+      this.created.push({ id, recipe: raw, raw });
+      return send(201, { id: Number(id), ...raw });
+    }
+    const image = this.kind === 'mealie' ? /^\/api\/recipes\/([^/]+)\/image$/.exec(p) : /^\/api\/recipe\/([^/]+)\/image\/$/.exec(p);
+    if (req.method === 'PUT' && image) {
+      if (!authorized) return send(401, { detail: 'Not authenticated' });
+      this.pictures.push({
+        id: decodeURIComponent(image[1]!),
+        contentType: String(req.headers['content-type']),
+        bytes: body.length,
+        hasImageField: body.includes('name="image"'),
+      });
+      return send(200, { image: 'ok' });
+    }
+    send(404, { detail: 'Not Found' });
+  }
+
+  close(): Promise<void> {
+    return close(this.server);
+  }
+}
+
+/** A stand-in yt-dlp: `-J` answers for registered URLs (a site extractor's metadata), "Unsupported URL" otherwise. */
+export class FakeYtDlp {
+  private constructor(
+    readonly dir: string,
+    readonly path: string,
+  ) {}
+
+  static async create(): Promise<FakeYtDlp> {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-ytdlp-'));
+    const file = path.join(dir, 'yt-dlp');
+    await fs.writeFile(
+      file,
+      `#!${process.execPath}
+const fs = require('fs');
+const path = require('path');
+const args = process.argv.slice(2);
+if (args.includes('--version')) { console.log('2099.01.01 (fake)'); process.exit(0); }
+fs.appendFileSync(path.join(__dirname, 'calls.jsonl'), JSON.stringify(args) + '\\n');
+const url = args[args.length - 1];
+let posts = {};
+try { posts = JSON.parse(fs.readFileSync(path.join(__dirname, 'posts.json'), 'utf8')); } catch {}
+const entry = posts[url];
+if (!entry) { process.stderr.write('ERROR: Unsupported URL: ' + url + '\\n'); process.exit(1); }
+setTimeout(() => {
+  if (entry.error) { process.stderr.write('ERROR: ' + entry.error + '\\n'); process.exit(1); }
+  process.stdout.write(JSON.stringify(entry.info));
+}, entry.sleepMs || 0);
+`,
+      { mode: 0o755 },
+    );
+    await fs.writeFile(path.join(dir, 'posts.json'), '{}');
+    return new FakeYtDlp(dir, file);
+  }
+
+  async set(posts: Record<string, { info?: Record<string, unknown>; error?: string; sleepMs?: number }>): Promise<void> {
+    await fs.writeFile(path.join(this.dir, 'posts.json'), JSON.stringify(posts));
+  }
+
+  /** The argument lists it was run with (`--version` probes excluded). */
+  async calls(): Promise<string[][]> {
+    const text = await fs.readFile(path.join(this.dir, 'calls.jsonl'), 'utf8').catch(() => '');
+    return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as string[]);
+  }
+
+  async remove(): Promise<void> {
+    await fs.rm(this.dir, { recursive: true, force: true });
+  }
+}
