@@ -11,6 +11,7 @@ import { apiKeyAuth } from './auth.js';
 import { cors } from './cors.js';
 import { errorHandler } from './errors.js';
 import { healthRoutes } from './routes/health.js';
+import { context7ErrorBody } from '../search/context7.js';
 import { Routes, type RouteSpec } from './routes.js';
 
 export interface AppDeps {
@@ -56,6 +57,11 @@ export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): K
   );
 
   app.use(errorHandler(deps.log));
+  // Context7's route family answers errors as `{error, message}`, auth failures included, so it is set before auth.
+  app.use(async (ctx, next) => {
+    if (ctx.path.startsWith('/api/v2/')) ctx.state.formatError = context7ErrorBody;
+    await next();
+  });
   app.use(cors(() => routes.specs));
   app.use(apiKeyAuth(deps.config.apiKey));
   // One parser per body limit: BODY_LIMIT, or the limit of the route the request goes to.

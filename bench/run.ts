@@ -7,8 +7,9 @@ import { events } from './events.js';
 import { transcription } from './transcription.js';
 import { recipes } from './recipes.js';
 import { index } from './index.js';
+import { context } from './context.js';
 
-const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes };
+const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes, context };
 
 const name = process.argv[2];
 if (!name || !benches[name]) {

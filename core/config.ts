@@ -47,6 +47,8 @@ export interface Config {
   embeddings: EmbeddingsConfig;
   /** Folders under which local libraries may be registered and browsed; empty: anywhere the server can read. */
   localSourceRoots: string[];
+  /** Semantic search: the most memory the in-process vector matrices may take (SEARCH_VECTOR_CACHE_MB). */
+  searchVectorCacheBytes: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -155,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
       .split(path.delimiter)
       .filter(Boolean)
       .map((p) => path.resolve(p)),
+    searchVectorCacheBytes: int(env, 'SEARCH_VECTOR_CACHE_MB', 512, 1, 1_048_576) * 1024 * 1024,
   };
 }
 

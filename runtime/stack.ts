@@ -54,7 +54,7 @@ export interface Stack {
 }
 
 /** For `attach`: the embedded cluster of DATA_DIR that `npm start` runs, when DATABASE_URL is not set. */
-async function attachedDatabaseUrl(config: Config): Promise<string> {
+export async function attachedDatabaseUrl(config: Config): Promise<string> {
   if (config.databaseUrl) return config.databaseUrl;
   const secret = await fs.readFile(path.join(config.dataDir, 'postgres.secret'), 'utf8').catch(() => undefined);
   if (!secret) {

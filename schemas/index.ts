@@ -10,6 +10,8 @@ import librariesQuery from './api/libraries.query.schema.json' with { type: 'jso
 import libraryCreate from './api/library.create.schema.json' with { type: 'json' };
 import libraryUpdate from './api/library.update.schema.json' with { type: 'json' };
 import versionCreate from './api/version.create.schema.json' with { type: 'json' };
+import contextQuery from './api/context.query.schema.json' with { type: 'json' };
+import libsSearchQuery from './api/libs-search.query.schema.json' with { type: 'json' };
 import health from './api/health.schema.json' with { type: 'json' };
 import healthzQuery from './api/healthz.query.schema.json' with { type: 'json' };
 import ledgerValidation from './api/ledger-validation.schema.json' with { type: 'json' };
@@ -74,6 +76,8 @@ export const apiSchemas = {
   libraryCreate: libraryCreate as SchemaObject,
   libraryUpdate: libraryUpdate as SchemaObject,
   versionCreate: versionCreate as SchemaObject,
+  contextQuery: contextQuery as SchemaObject,
+  libsSearchQuery: libsSearchQuery as SchemaObject,
   jobsQuery: jobsQuery as SchemaObject,
   jobsStreamQuery: jobsStreamQuery as SchemaObject,
   indexingSettings: indexingSettings as SchemaObject,

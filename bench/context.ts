@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../core/config.js';
+import { createLogger } from '../core/log.js';
+import { migrate, openOrm, type Orm } from '../db/orm.js';
+import { closeProviders } from '../embeddings/profiles.js';
+import { startEmbeddedPostgres } from '../runtime/postgres.js';
+import { contextParams, retrieveContext, type RetrievalDeps } from '../search/context.js';
+import { buildTinyModel } from '../test/support/tiny-model.js';
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const DIMS = 384;
+const LIB = '/bench/lib';
+
+/** A vocabulary of 2,000 pseudo-words plus the tiny model's words; snippets draw from it with a skew (common words). */
+function vocabulary(): string[] {
+  const tiny = 'install configure router route render component cache request response server client error handle test deploy token page file data query hook state effect'.split(' ');
+  return [...tiny, ...Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}x`)];
+}
+
+async function fill(orm: Orm, n: number): Promise<void> {
+  const em = orm.em.fork();
+  const words = vocabulary();
+  await em.execute(`delete from library where id = ?`, [LIB]);
+  await em.execute(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, last_indexed_at, created_at, updated_at) values (?, 'Bench', 'local', '/bench', 'indexed', ?, 5, now(), now(), now())`, [LIB, n]);
+  await em.execute(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) select 'd' || g, ?, 'docs/f' || g || '.md', 'x', now() from generate_series(0, 999) g`, [LIB]);
+  // ~60 words of content, a 3-word title; words skewed towards the start of the vocabulary (a few are common).
+  await em.execute(
+    `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at)
+     select 's' || lpad(i::text, 7, '0'), 'd' || (i % 1000), ?, null, case when i % 3 = 0 then 'code' else 'info' end,
+       (select string_agg(w[1 + floor(${words.length} * random() ^ 2)::int + 0 * g], ' ') from generate_series(1, 3 + 0 * i) g),
+       (select string_agg(w[1 + floor(${words.length} * random() ^ 2)::int + 0 * g], ' ') from generate_series(1, 60 + 0 * i) g),
+       null, 'Guide > Section ' || (i % 40), 90, i, now()
+     from generate_series(1, ?) i, (select ?::text[] as w) v`,
+    [LIB, n, `{${words.join(',')}}`],
+  );
+  // Random unit vectors, as the indexing pipeline stores them (float32 bytes).
+  const batch = 500;
+  for (let start = 1; start <= n; start += batch) {
+    const rows: unknown[] = [];
+    const values: string[] = [];
+    for (let i = start; i < Math.min(n + 1, start + batch); i++) {
+      const v = new Float32Array(DIMS);
+      let norm = 0;
+      for (let j = 0; j < DIMS; j++) norm += (v[j] = Math.random() - 0.5) ** 2;
+      for (let j = 0; j < DIMS; j++) v[j]! /= Math.sqrt(norm);
+      values.push(`(?, 'bench', ?, 'tiny-bert', ${DIMS}, ?, now())`);
+      rows.push(`s${String(i).padStart(7, '0')}`, LIB, Buffer.from(v.buffer));
+    }
+    await em.execute(`insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at) values ${values.join(', ')}`, rows);
+  }
+  await em.execute(`update library set last_indexed_at = now() where id = ?`, [LIB]);
+  await em.execute(`analyze snippet`);
+  await em.execute(`analyze snippet_embedding`);
+}
+
+async function measure(deps: RetrievalDeps, mode: string, clients: number, perClient: number): Promise<{ p50: number; p95: number; count: number }> {
+  const queries = ['router cache', 'configure the server', 'useEffect cleanup', 'handle error response', 'deploy token', 'w1x w2x', 'wax query', 'render component state'];
+  const times: number[] = [];
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let i = 0; i < perClient; i++) {
+        const query = queries[(c + i) % queries.length]!;
+        const t0 = performance.now();
+        const r = await retrieveContext(deps, contextParams({ libraryId: LIB, query, searchMode: mode }));
+        times.push(performance.now() - t0);
+        if (r.searchMode !== mode) throw new Error(`asked ${mode}, ran ${r.searchMode}`);
+      }
+    }),
+  );
+  return { p50: pct(times, 50), p95: pct(times, 95), count: times.length };
+}
+
+/**
+ * Context retrieval latency (the retrieval code the API route and MCP call, in-process: no HTTP) for each mode with
+ * 10k and 100k generated snippets in one library, 1 and 16 concurrent clients. Query embeddings come from the
+ * tiny local model built with 384 dimensions (in its worker thread), so the vector scan is the real model's size.
+ */
+export async function context(): Promise<void> {
+  const log = createLogger('warn');
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-bench-'));
+  await fs.chmod(dir, 0o755);
+  const pg = await startEmbeddedPostgres({ dataDir: dir, port: 54000 + Math.floor(Math.random() * 1000), log });
+  const orm = await openOrm(pg.url);
+  try {
+    await migrate(orm, pg.url);
+    const model = await buildTinyModel(path.join(dir, 'model'), { hidden: DIMS });
+    const config = loadConfig({ DATA_DIR: dir, DATABASE_URL: pg.url, LOG_LEVEL: 'warn' });
+    await orm.em.fork().execute(
+      `insert into embedding_profile (id, name, provider, model, dimensions, is_default, enabled, config, created_at, updated_at) values ('bench', 'bench', 'local-transformers', 'tiny-bert', ${DIMS}, true, true, ?::jsonb, now(), now())`,
+      [JSON.stringify({ modelPath: model.path })],
+    );
+    const deps: RetrievalDeps = { config, orm, log };
+    console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}; ${DIMS}-dimension vectors; run ${randomBytes(2).toString('hex')}`);
+    for (const n of [10_000, 100_000]) {
+      const t0 = performance.now();
+      await fill(orm, n);
+      console.log(`\n${n.toLocaleString('en')} snippets (generated in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+      // Warm-up: loads the vector matrix into the cache and the model into its thread.
+      const w0 = performance.now();
+      await retrieveContext(deps, contextParams({ libraryId: LIB, query: 'router', searchMode: 'semantic' }));
+      console.log(`  first semantic query (loads the vectors): ${(performance.now() - w0).toFixed(0)} ms`);
+      for (const mode of ['keyword', 'semantic', 'hybrid']) {
+        for (const clients of [1, 16]) {
+          const r = await measure(deps, mode, clients, clients === 1 ? 40 : 8);
+          console.log(`  ${mode.padEnd(8)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms  (${r.count} queries)`);
+        }
+      }
+    }
+  } finally {
+    await closeProviders();
+    await orm.close();
+    await pg.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
