@@ -9,6 +9,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 180_000,
     teardownTimeout: 60_000,
-    reporters: ['default'],
+    // The last line is a plain `N passed, N failed, N skipped`, which CI reads.
+    reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });
