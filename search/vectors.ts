@@ -122,8 +122,20 @@ export function topK(m: Matrix, query: Float32Array, limit: number): Ranked[] {
   const bestScore: number[] = [];
   let floor = -Infinity;
   for (let r = 0, off = 0; r < n; r++, off += dims) {
-    let s = 0;
-    for (let j = 0; j < dims; j++) s += data[off + j]! * q[j]!;
+    // Four independent sums: about twice as fast as one in V8 (npm run bench -- context).
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    let j = 0;
+    for (; j + 3 < dims; j += 4) {
+      s0 += data[off + j]! * q[j]!;
+      s1 += data[off + j + 1]! * q[j + 1]!;
+      s2 += data[off + j + 2]! * q[j + 2]!;
+      s3 += data[off + j + 3]! * q[j + 3]!;
+    }
+    for (; j < dims; j++) s0 += data[off + j]! * q[j]!;
+    const s = s0 + s1 + (s2 + s3);
     if (bestIdx.length >= limit && s <= floor) continue;
     let pos = bestIdx.length;
     while (pos > 0 && (bestScore[pos - 1]! < s || (bestScore[pos - 1] === s && m.ids[bestIdx[pos - 1]!]! > m.ids[r]!))) pos--;
