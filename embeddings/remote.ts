@@ -1,4 +1,5 @@
 import { redact } from '../core/redact.js';
+import { retryAfterMs } from '../core/retry-after.js';
 import { EmbeddingError, type EmbeddingProvider } from './provider.js';
 
 /** Settings of a `remote-compatible` profile: any OpenAI-compatible `POST {baseUrl}/embeddings`. */
@@ -56,15 +57,6 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     const t = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
   });
-
-/** Retry-After in seconds or as an HTTP date. */
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const s = Number(header);
-  if (Number.isFinite(s)) return Math.max(0, s * 1000);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
 
 export class RemoteProvider implements EmbeddingProvider {
   dimensions: number | null;

@@ -1,5 +1,6 @@
 import { PermanentError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
+import { retryAfterMs } from '../core/retry-after.js';
 
 /**
  * HTTP for the recipe phases: every call ends by the attempt's deadline (QUEUE_TIMEOUT_MS) or when the activity is
@@ -21,15 +22,6 @@ export class RecoverableError extends Error {
 export interface CallContext {
   signal: AbortSignal;
   deadline: number;
-}
-
-/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | null | undefined, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const v = value.trim();
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 const RECOVERABLE_STATUS = new Set([408, 425, 429]);

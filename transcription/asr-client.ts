@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { PermanentError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
+import { retryAfterMs } from '../core/retry-after.js';
 
 /**
  * The transcription backend's HTTP contract, as Gristmill speaks it (README, "The transcription backend"):
@@ -23,15 +24,6 @@ export type SubmitOutcome = { kind: 'accepted'; asrJobId: string } | { kind: 'bu
 
 /** When a 503 has no usable Retry-After. */
 export const DEFAULT_RETRY_AFTER_MS = 5000;
-
-/** Retry-After as delay-seconds or an HTTP date, in milliseconds from `now`. */
-export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
-  if (!header) return undefined;
-  const trimmed = header.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
 
 function headers(e: AsrEndpoint): Record<string, string> {
   return e.apiKey ? { Authorization: `Bearer ${e.apiKey}` } : {};
@@ -60,7 +52,7 @@ export async function submitJob(
   }
   const text = await res.text().catch(() => '');
   if (res.status === 503) {
-    return { kind: 'busy', retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) ?? DEFAULT_RETRY_AFTER_MS };
+    return { kind: 'busy', retryAfterMs: retryAfterMs(res.headers.get('retry-after')) ?? DEFAULT_RETRY_AFTER_MS };
   }
   if (!res.ok) {
     const message = `The transcription backend refused the job: HTTP ${res.status} ${redact(text.slice(0, 300))}`.trim();

@@ -3,7 +3,7 @@ import { loadConfig } from '../../core/config.js';
 import { ConfigError, ValidationError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
 import { findRecipeNode, readPage } from '../../recipes/html.js';
-import { retryAfterMs } from '../../recipes/http.js';
+import { retryAfterMs } from '../../core/retry-after.js';
 import { parseIngredient } from '../../recipes/ingredients.js';
 import { tandoorRecipe } from '../../recipes/managers.js';
 import { failRunning, initialPhases, overallProgress, withPhase } from '../../recipes/phases.js';
