@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../core/config.js';
@@ -168,7 +169,7 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
   try {
     await e.flush();
   } catch (err) {
-    if ((err as Error).name === 'UniqueConstraintViolationException') throw new ConflictError(`Library ${id} already exists`, 'LIBRARY_EXISTS');
+    if (err instanceof UniqueConstraintViolationException) throw new ConflictError(`Library ${id} already exists`, 'LIBRARY_EXISTS');
     throw err;
   }
   const job = input.autoIndex === false ? undefined : (await enqueueIndex(deps, lib, null)).job;

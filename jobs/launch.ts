@@ -85,7 +85,7 @@ export async function launchJob(
       // (a job is marked done just before its workflow returns): give it a moment, then start ours.
       await Promise.race([
         deps.temporal.workflow.getHandle(workflowId).result().catch(() => undefined),
-        new Promise((r) => setTimeout(r, 10_000)),
+        new Promise((r) => setTimeout(r, 10_000).unref()), // never holds a shutting-down process open
       ]);
       await start();
     }
