@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { Json } from '../support/http.js';
 import type { TestStack } from '../support/stack.js';
+import { until } from '../support/until.js';
 
 export const enc = encodeURIComponent;
 
@@ -14,25 +15,15 @@ export async function api(stack: TestStack, method: string, path: string, body?:
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
+const readJob = async (stack: TestStack, jobId: string): Promise<Json> => (await api(stack, 'GET', `/api/v1/jobs/${jobId}`)).body.job;
+
 /** Polls a job until it has finished; fails the test with the job when it does not in time. */
-export async function waitForJob(stack: TestStack, jobId: string, timeoutMs = 60_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await api(stack, 'GET', `/api/v1/jobs/${jobId}`);
-    if (body.job.status === 'done' || body.job.status === 'failed') return body.job;
-    if (Date.now() > deadline) throw new Error(`job did not finish: ${JSON.stringify(body.job)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+export function waitForJob(stack: TestStack, jobId: string, timeoutMs = 60_000): Promise<Json> {
+  return until(() => readJob(stack, jobId), (job) => job.status === 'done' || job.status === 'failed', { timeoutMs, what: `job ${jobId} finishing` });
 }
 
-export async function waitForStatus(stack: TestStack, jobId: string, status: string, timeoutMs = 30_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { body } = await api(stack, 'GET', `/api/v1/jobs/${jobId}`);
-    if (body.job.status === status) return body.job;
-    if (Date.now() > deadline) throw new Error(`job never reached ${status}: ${JSON.stringify(body.job)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+export function waitForStatus(stack: TestStack, jobId: string, status: string, timeoutMs = 30_000): Promise<Json> {
+  return until(() => readJob(stack, jobId), (job) => job.status === status, { timeoutMs, what: `job ${jobId} ${status}` });
 }
 
 export async function snippetsOf(stack: TestStack, repositoryId: string, versionId: string | null = null) {

@@ -3,6 +3,7 @@ import { createLogger } from '../../core/log.js';
 import { appendEvent, readEvents, type StoredEvent } from '../../jobs/events.js';
 import { EventHub } from '../../jobs/hub.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { until } from '../support/until.js';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -13,13 +14,7 @@ afterAll(() => stack?.stop());
 const append = (streams: string[], n: number) =>
   stack.orm.em.fork().transactional((tx) => appendEvent(tx, streams, 'tick', { n }));
 
-async function waitFor(pred: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitFor = (pred: () => boolean) => until(async () => pred(), Boolean, { timeoutMs: 10_000, intervalMs: 50 });
 
 describe('the event log', () => {
   it('gives each stream a gap-free sequence, also under concurrent writers', async () => {

@@ -5,6 +5,7 @@ import { readEvents } from '../../jobs/events.js';
 import { advanceSignal } from '../fixtures/workflows.js';
 import { launchProbe, probeKind } from '../support/probe.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { until } from '../support/until.js';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -13,16 +14,6 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const reload = (id: string) => stack.orm.em.fork().findOneOrFail(Job, { id });
-
-async function until<T>(fn: () => Promise<T>, pred: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (pred(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met; last value ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('a job follows its workflow when an operator acts in the Temporal UI', () => {
   it('records a cancel from the workflow itself', async () => {

@@ -2,6 +2,7 @@ import { json, type Json } from './http.js';
 import { FakePushService } from './push-service.js';
 import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from './recipe-fakes.js';
 import { startTestStack, type TestStack } from './stack.js';
+import { until } from './until.js';
 
 /** The API and recipe workers of one test file, with every third party faked on 127.0.0.1. */
 export interface RecipeHarness {
@@ -74,13 +75,7 @@ export const isFinished = (item: Json) => ['success', 'error', 'unhealthy'].incl
 
 /** Polls GET /api/queue/:id until `pred` holds. */
 export async function waitForItem(base: string, id: string, pred: (item: Json) => boolean = isFinished, timeoutMs = 30_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const item = await getItem(base, id);
-    if (pred(item)) return item;
-    if (Date.now() > deadline) throw new Error(`item ${id} did not get there; it is ${JSON.stringify(item)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return until(() => getItem(base, id), pred, { timeoutMs, intervalMs: 50, what: `item ${id}` });
 }
 
 /** The `queue-update` events of a stream as stored (seq order): what every client of that stream is sent. */

@@ -4,6 +4,7 @@ import { wav } from './media.js';
 import { freePort } from './ports.js';
 import { FakePushService } from './push-service.js';
 import { startTestStack, type TestStack } from './stack.js';
+import { until } from './until.js';
 
 /** A test stack for transcription: the API and transcription workers, a fake backend, a fake push service. */
 export interface TranscriptionHarness {
@@ -63,13 +64,7 @@ export async function getJob(url: string, id: string): Promise<Json> {
 
 /** Polls GET /api/jobs/:id until `pred` holds. */
 export async function waitForJob(url: string, id: string, pred: (job: Json) => boolean, timeoutMs = 30_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const job = await getJob(url, id);
-    if (pred(job)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${id} did not get there; it is ${JSON.stringify(job)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return until(() => getJob(url, id), pred, { timeoutMs, what: `job ${id}` });
 }
 
 export const isFinished = (job: Json) => ['done', 'failed', 'cancelled'].includes(job.status);
