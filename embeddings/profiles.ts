@@ -75,6 +75,20 @@ export async function ensureDefaultProfile(em: EntityManager, config: Config, lo
   });
 }
 
+/**
+ * A profile's config as sent over the stored one: a secret sent back masked (or left out) keeps its stored value,
+ * an empty one removes it. Secrets are registered for redaction.
+ */
+export function mergeConfig(stored: Record<string, unknown> | undefined, sent: Record<string, unknown> | undefined): Record<string, unknown> {
+  const config: Record<string, unknown> = { ...(stored ?? {}), ...(sent ?? {}) };
+  for (const key of SECRET_KEYS) {
+    if (sent?.[key] === MASK || sent?.[key] === undefined) config[key] = stored?.[key];
+    if (config[key] === undefined || config[key] === '') delete config[key];
+    registerSecret(config[key] as string | undefined);
+  }
+  return config;
+}
+
 export interface ProfileInput {
   id?: string;
   name?: string;
@@ -109,13 +123,7 @@ export async function saveProfile(em: EntityManager, input: ProfileInput): Promi
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', ['embedding-profiles']);
     const before = await tx.findOne(EmbeddingProfile, { isDefault: true, enabled: true });
     const existing = input.id ? await tx.findOne(EmbeddingProfile, { id: input.id }) : null;
-    const config: Record<string, unknown> = { ...(existing?.config ?? {}), ...(input.config ?? {}) };
-    for (const key of SECRET_KEYS) {
-      const sent = input.config?.[key];
-      if (sent === MASK || sent === undefined) config[key] = existing?.config[key];
-      if (config[key] === undefined || config[key] === '') delete config[key];
-      registerSecret(config[key] as string | undefined);
-    }
+    const config = mergeConfig(existing?.config, input.config);
     const model = input.model === undefined ? (existing?.model ?? null) : input.model;
     checkConfig({ ...input, model }, config);
     const now = new Date();

@@ -3,7 +3,7 @@ import { AppError } from '../../core/errors.js';
 import { Library } from '../../db/entities/library.js';
 import { enqueueIndex } from '../../docindex/service.js';
 import { REMOTE_PRESETS } from '../../embeddings/remote.js';
-import { createProvider, findProfile, listProfiles, MASK, type ProfileInput, saveProfile, serializeProfile } from '../../embeddings/profiles.js';
+import { createProvider, findProfile, listProfiles, MASK, mergeConfig, type ProfileInput, saveProfile, serializeProfile } from '../../embeddings/profiles.js';
 import { EmbeddingProfile } from '../../db/entities/embedding-profile.js';
 import { apiSchemas } from '../../schemas/index.js';
 import type { AppDeps, RouteFactory } from '../app.js';
@@ -79,8 +79,7 @@ export const embeddingSettingsRoutes: RouteFactory = (deps) => {
         let target: Pick<EmbeddingProfile, 'id' | 'provider' | 'model' | 'dimensions' | 'config'>;
         if (body.profile) {
           const stored = body.profile.id ? await deps.orm.em.fork().findOne(EmbeddingProfile, { id: body.profile.id }) : null;
-          const config = { ...(stored?.config ?? {}), ...(body.profile.config ?? {}) };
-          if (config.apiKey === MASK) config.apiKey = stored?.config.apiKey;
+          const config = mergeConfig(stored?.config, body.profile.config);
           target = { id: body.profile.id ?? 'unsaved', provider: body.profile.provider, model: body.profile.model ?? null, dimensions: body.profile.dimensions ?? null, config };
         } else if (body.profileId) target = await findProfile(deps.orm.em, body.profileId);
         else {
