@@ -18,6 +18,15 @@ export default tseslint.config(
     },
   },
   {
+    // The web interface runs in the browser; its service worker in a worker scope.
+    files: ['web/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
+    files: ['web/sw.js'],
+    languageOptions: { globals: { ...globals.serviceworker } },
+  },
+  {
     // Workflow code runs in Temporal's sandbox: no Node built-ins, no I/O (engineering note 1).
     files: ['workflows/**/*.ts'],
     rules: {

@@ -13,6 +13,7 @@ import { errorHandler } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { context7ErrorBody } from '../search/context7.js';
 import { Routes, type RouteSpec } from './routes.js';
+import { webApp } from './web.js';
 
 export interface AppDeps {
   config: Config;
@@ -86,6 +87,8 @@ export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): K
   app.use((ctx, next) => parserFor(routes.bodyLimitFor(ctx.path, ctx.method) ?? deps.config.bodyLimitBytes)(ctx, next));
   app.use(routes.router.routes());
   app.use(routes.router.allowedMethods({ throw: false }));
+  // The web interface, for whatever the API does not answer (GET and HEAD outside /api, /mcp and /healthz).
+  app.use(webApp(deps.log.child('web')));
   return app;
 }
 

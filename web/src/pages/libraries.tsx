@@ -1,0 +1,363 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { Badge, ConfirmDialog, CopyButton, ErrorText, formatDate, Link, Notice, Progress, Section, messageOf, useAction, useStream } from '../components.js';
+import type { IndexBroadcast, IndexJob, Library, Version } from '../types.js';
+import { FolderPicker } from './folder-picker.js';
+
+const enc = encodeURIComponent;
+const ACTIVE = new Set(['queued', 'running']);
+
+/** Jobs by what they index: the library id for its default branch, the version id for a version. */
+type JobsByTarget = Map<string, IndexJob>;
+const targetOf = (j: { repositoryId: string; versionId: string | null }) => j.versionId ?? j.repositoryId;
+
+/** The libraries page: the list with live indexing progress, adding, versions, re-indexing and deleting. */
+export function LibrariesPage() {
+  const [libraries, setLibraries] = useState<Library[] | null>(null);
+  const [jobs, setJobs] = useState<JobsByTarget>(new Map());
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const reloadTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+
+  const reload = async () => {
+    try {
+      const [libs, recent] = await Promise.all([
+        api<{ libraries: Library[] }>('/api/v1/libs?limit=200'),
+        api<{ jobs: IndexJob[] }>('/api/v1/jobs?limit=200'),
+      ]);
+      setLibraries(libs.libraries);
+      // Newest first: the first job seen for a target is its latest.
+      const latest: JobsByTarget = new Map();
+      for (const j of recent.jobs) if (!latest.has(targetOf(j))) latest.set(targetOf(j), j);
+      setJobs(latest);
+      setLoadError(null);
+    } catch (err) {
+      setLoadError(messageOf(err));
+    }
+  };
+  // Status changes move library states and counts: reload once the burst is over.
+  const reloadSoon = () => {
+    clearTimeout(reloadTimer.current);
+    reloadTimer.current = setTimeout(() => void reload(), 250);
+  };
+
+  const streamProblem = useStream('/api/v1/jobs/stream', {
+    onOpen: () => void reload(),
+    onEvent: (_event, raw) => {
+      const m = raw as IndexBroadcast;
+      if (!m?.jobId) return;
+      setJobs((prev) => {
+        const next = new Map(prev);
+        const key = targetOf(m);
+        const before = prev.get(key);
+        const base = before?.id === m.jobId ? before : ({ id: m.jobId, repositoryId: m.repositoryId, versionId: m.versionId } as IndexJob);
+        next.set(key, { ...base, ...m.data, id: m.jobId, repositoryId: m.repositoryId, versionId: m.versionId });
+        return next;
+      });
+      if (m.event === 'status') reloadSoon();
+    },
+  });
+  useEffect(() => () => clearTimeout(reloadTimer.current), []);
+
+  return (
+    <>
+      <h1>Libraries</h1>
+      <p class="lead">Repositories indexed into documentation snippets for coding assistants.</p>
+      <AddLibrary onAdded={reload} />
+      <Section title="Indexed libraries" id="library-list">
+        <ErrorText error={loadError} />
+        {streamProblem && <Notice>{streamProblem}</Notice>}
+        {libraries === null ? (
+          !loadError && <p class="hint">Loading…</p>
+        ) : libraries.length === 0 ? (
+          <p class="hint">No libraries yet: add a repository above.</p>
+        ) : (
+          <ul class="list">
+            {libraries.map((lib) => (
+              <LibraryRow key={lib.id} lib={lib} jobs={jobs} onChanged={reload} />
+            ))}
+          </ul>
+        )}
+      </Section>
+    </>
+  );
+}
+
+function AddLibrary({ onAdded }: { onAdded: () => Promise<void> }) {
+  const [source, setSource] = useState<'git-host' | 'local'>('git-host');
+  const [url, setUrl] = useState('');
+  const [folder, setFolder] = useState('');
+  const [token, setToken] = useState('');
+  const [title, setTitle] = useState('');
+  const [branch, setBranch] = useState('');
+  const [autoIndex, setAutoIndex] = useState(true);
+  const [picking, setPicking] = useState(false);
+  const [added, setAdded] = useState<string | null>(null);
+  const action = useAction();
+
+  const submit = (e: Event) => {
+    e.preventDefault();
+    setAdded(null);
+    void action.run(async () => {
+      const body = {
+        source,
+        sourceUrl: (source === 'local' ? folder : url).trim(),
+        autoIndex,
+        ...(title.trim() && { title: title.trim() }),
+        ...(branch.trim() && { branch: branch.trim() }),
+        ...(source === 'git-host' && token.trim() && { gitHostToken: token.trim() }),
+      };
+      const res = await api<{ library: Library }>('/api/v1/libs', { method: 'POST', body });
+      setAdded(`Added ${res.library.id}${autoIndex ? '; indexing has started.' : '.'}`);
+      setUrl('');
+      setFolder('');
+      setToken('');
+      setTitle('');
+      setBranch('');
+      await onAdded();
+    });
+  };
+
+  return (
+    <Section title="Add a library" id="add-library">
+      <form onSubmit={submit} class="form">
+        <fieldset class="choices">
+          <legend>Source</legend>
+          <label>
+            <input type="radio" name="source" value="git-host" checked={source === 'git-host'} onChange={() => setSource('git-host')} /> Git host URL
+          </label>
+          <label>
+            <input type="radio" name="source" value="local" checked={source === 'local'} onChange={() => setSource('local')} /> Folder on the server
+          </label>
+        </fieldset>
+        {source === 'git-host' ? (
+          <>
+            <label>
+              Repository URL
+              <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://github.com/owner/repo" />
+            </label>
+            <label>
+              Access token <span class="optional">(optional, for private repositories)</span>
+              <input type="password" autocomplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+              <span class="hint">Kept on the server and never shown again.</span>
+            </label>
+          </>
+        ) : (
+          <div class="with-button">
+            <label>
+              Folder
+              <input required value={folder} onInput={(e) => setFolder(e.currentTarget.value)} placeholder="/home/me/code/project" spellcheck={false} />
+            </label>
+            <button type="button" class="secondary" onClick={() => setPicking(true)}>
+              Browse…
+            </button>
+          </div>
+        )}
+        <details>
+          <summary>More options</summary>
+          <label>
+            Title <span class="optional">(default: the repository name)</span>
+            <input value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
+          </label>
+          <label>
+            Branch <span class="optional">(default: the default branch, or a local folder's working tree)</span>
+            <input value={branch} onInput={(e) => setBranch(e.currentTarget.value)} spellcheck={false} />
+          </label>
+        </details>
+        <label class="check">
+          <input type="checkbox" checked={autoIndex} onChange={(e) => setAutoIndex(e.currentTarget.checked)} /> Index it now
+        </label>
+        <button type="submit" disabled={action.busy}>
+          {action.busy ? 'Adding…' : 'Add library'}
+        </button>
+        <ErrorText error={action.error} />
+        {added && <Notice>{added}</Notice>}
+      </form>
+      <FolderPicker
+        open={picking}
+        start={folder}
+        onClose={() => setPicking(false)}
+        onPick={(p) => {
+          setFolder(p);
+          setPicking(false);
+        }}
+      />
+    </Section>
+  );
+}
+
+/** A job's progress line, or its failure. */
+function JobLine({ job, what }: { job: IndexJob | undefined; what: string }) {
+  if (!job) return null;
+  if (ACTIVE.has(job.status)) {
+    const files = job.totalFiles ? ` · ${job.processedFiles}/${job.totalFiles} files` : '';
+    return (
+      <div class="job" data-testid="job-progress">
+        <Progress value={job.progress} label={`Indexing ${what}`} />
+        <span>
+          {job.status === 'queued' ? 'queued' : job.stage} · {job.progress}%{files}
+        </span>
+        {job.stageDetail && <small class="hint">{job.stageDetail}</small>}
+      </div>
+    );
+  }
+  if (job.status === 'failed' && job.error) return <ErrorText error={`Last indexing failed at ${job.stage}: ${job.error}`} />;
+  return null;
+}
+
+function LibraryRow({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget; onChanged: () => Promise<void> }) {
+  const [showVersions, setShowVersions] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const action = useAction();
+  const job = jobs.get(lib.id);
+  const busy = action.busy || (job !== undefined && ACTIVE.has(job.status));
+
+  return (
+    <li class="item" data-library-id={lib.id} data-state={lib.state}>
+      <div class="item-head">
+        <h3>{lib.title}</h3>
+        <Badge status={lib.state} />
+      </div>
+      <p class="meta">
+        <code>{lib.id}</code> · {lib.source === 'local' ? 'folder' : 'git host'} <span class="source">{lib.sourceUrl}</span>
+        {lib.hasGitHostToken && ' · token set'}
+      </p>
+      <p class="counts">
+        <span data-testid="snippet-count">{lib.totalSnippets} snippets</span> · {lib.embeddingCount} embeddings · trust {lib.trustScore.toFixed(1)} ·
+        indexed {formatDate(lib.lastIndexedAt)}
+        {lib.versions.length > 0 && ` · versions: ${lib.versions.join(', ')}`}
+      </p>
+      <JobLine job={job} what={lib.id} />
+      <div class="actions">
+        <button type="button" disabled={busy} onClick={() => action.run(async () => (await api(`/api/v1/libs/${enc(lib.id)}/index`, { method: 'POST' }), await onChanged()))}>
+          Re-index
+        </button>
+        <button type="button" class="secondary" aria-expanded={showVersions} onClick={() => setShowVersions(!showVersions)}>
+          Versions
+        </button>
+        <Link href={`/search?library=${enc(lib.id)}`} class="button secondary">
+          Search
+        </Link>
+        <CopyButton text={lib.id} label="Copy id" />
+        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+          Delete
+        </button>
+      </div>
+      <ErrorText error={action.error} />
+      {showVersions && <Versions lib={lib} jobs={jobs} onChanged={onChanged} />}
+      <ConfirmDialog
+        open={confirming}
+        title={`Delete ${lib.id}?`}
+        confirmLabel="Delete library"
+        onCancel={() => setConfirming(false)}
+        onConfirm={() => {
+          setConfirming(false);
+          void action.run(async () => (await api(`/api/v1/libs/${enc(lib.id)}`, { method: 'DELETE' }), await onChanged()));
+        }}
+      >
+        <p>
+          Its versions, documents, snippets and embeddings are removed and its running jobs cancelled. The source{' '}
+          {lib.source === 'local' ? 'folder' : 'repository'} is not touched.
+        </p>
+      </ConfirmDialog>
+    </li>
+  );
+}
+
+function Versions({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget; onChanged: () => Promise<void> }) {
+  const [versions, setVersions] = useState<Version[] | null>(null);
+  const [tag, setTag] = useState('');
+  const [discovered, setDiscovered] = useState<string[] | null>(null);
+  const action = useAction();
+  const base = `/api/v1/libs/${enc(lib.id)}/versions`;
+
+  const load = async () => setVersions((await api<{ versions: Version[] }>(base)).versions);
+  // Reload when a version's job finishes (its state and counts change).
+  const finished = lib.versions.map((t) => jobs.get(`${lib.id}/${t}`)?.status ?? '').join();
+  useEffect(() => {
+    void action.run(load);
+  }, [lib.id, finished]);
+
+  const add = (t: string) =>
+    action.run(async () => {
+      await api(base, { method: 'POST', body: { tag: t.trim(), autoIndex: true } });
+      setTag('');
+      await Promise.all([load(), onChanged()]);
+    });
+  const discover = () =>
+    action.run(async () => {
+      const { tags } = await api<{ tags: string[] }>(`${base}/discover`, { method: 'POST' });
+      setDiscovered(tags);
+    });
+  const unregistered = (discovered ?? []).filter((t) => !versions?.some((v) => v.tag === t));
+
+  return (
+    <div class="versions">
+      <h4>Versions of {lib.id}</h4>
+      {versions && versions.length > 0 ? (
+        <ul class="list compact">
+          {versions.map((v) => (
+            <li key={v.id} class="item" data-version-id={v.id}>
+              <div class="item-head">
+                <strong>{v.tag}</strong>
+                <Badge status={v.state} />
+              </div>
+              <p class="counts">
+                {v.totalSnippets} snippets · indexed {formatDate(v.indexedAt)}
+                {v.commitHash && (
+                  <>
+                    {' '}
+                    · <code>{v.commitHash.slice(0, 10)}</code>
+                  </>
+                )}
+              </p>
+              <JobLine job={jobs.get(v.id)} what={v.id} />
+              <div class="actions">
+                <button type="button" class="secondary" disabled={action.busy} onClick={() => action.run(async () => (await api(`${base}/${enc(v.tag)}/index`, { method: 'POST' }), await load()))}>
+                  Index
+                </button>
+                <button type="button" class="danger" disabled={action.busy} onClick={() => action.run(async () => (await api(`${base}/${enc(v.tag)}`, { method: 'DELETE' }), await Promise.all([load(), onChanged()])))}>
+                  Delete {v.tag}
+                </button>
+              </div>
+            </li>
+          ))}
+        </ul>
+      ) : (
+        versions && <p class="hint">No versions registered: the default branch only.</p>
+      )}
+      <form
+        class="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void add(tag);
+        }}
+      >
+        <label>
+          Tag
+          <input required value={tag} onInput={(e) => setTag(e.currentTarget.value)} placeholder="v1.2.0" spellcheck={false} />
+        </label>
+        <button type="submit" disabled={action.busy}>
+          Add and index
+        </button>
+        <button type="button" class="secondary" disabled={action.busy} onClick={discover}>
+          Discover tags
+        </button>
+      </form>
+      {discovered &&
+        (lib.source !== 'local' ? (
+          <p class="hint">Tags are discovered for local folders only; type a tag of the remote repository instead.</p>
+        ) : unregistered.length ? (
+          <div class="chips" aria-label="Tags found in the repository">
+            {unregistered.map((t) => (
+              <button key={t} type="button" class="chip" onClick={() => add(t)} aria-label={`Add version ${t}`}>
+                + {t}
+              </button>
+            ))}
+          </div>
+        ) : (
+          <p class="hint">Every tag of the repository is registered.</p>
+        ))}
+      <ErrorText error={action.error} />
+    </div>
+  );
+}

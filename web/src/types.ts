@@ -1,0 +1,150 @@
+/** The API's resources, as far as the UI reads them (README and /api/openapi.json have the rest). */
+
+export type LibraryState = 'pending' | 'indexing' | 'indexed' | 'error';
+
+export interface Library {
+  id: string;
+  title: string;
+  description: string | null;
+  source: 'git-host' | 'local';
+  sourceUrl: string;
+  branch: string | null;
+  state: LibraryState;
+  totalSnippets: number;
+  trustScore: number;
+  lastIndexedAt: string | null;
+  hasGitHostToken: boolean;
+  versions: string[];
+  embeddingCount: number;
+  indexedVersions: string[];
+}
+
+export interface Version {
+  id: string;
+  repositoryId: string;
+  tag: string;
+  title?: string;
+  commitHash: string | null;
+  state: string;
+  totalSnippets: number;
+  indexedAt: string | null;
+}
+
+export interface IndexJob {
+  id: string;
+  repositoryId: string;
+  versionId: string | null;
+  status: 'queued' | 'running' | 'done' | 'failed';
+  progress: number;
+  totalFiles: number;
+  processedFiles: number;
+  stage: string;
+  stageDetail: string | null;
+  error: string | null;
+}
+
+/** A message of /api/v1/jobs/stream. */
+export interface IndexBroadcast {
+  jobId: string;
+  repositoryId: string;
+  versionId: string | null;
+  event: 'state' | 'status' | 'progress';
+  data: Partial<IndexJob>;
+}
+
+export interface Snippet {
+  id: string;
+  type: 'code' | 'info';
+  title: string | null;
+  content: string;
+  language: string | null;
+  breadcrumb: string | null;
+  filePath: string;
+  tokenCount: number;
+}
+
+export interface ContextResult {
+  snippets: Snippet[];
+  resultCount: number;
+  rules: string[];
+  searchMode: string;
+  repository: { id: string; title: string };
+  version: { requested: string; resolved: string; id: string } | null;
+}
+
+export interface EmbeddingProfile {
+  id: string;
+  name: string;
+  provider: 'local-transformers' | 'remote-compatible' | 'none';
+  model: string | null;
+  dimensions: number | null;
+  default: boolean;
+  enabled: boolean;
+  active: boolean;
+  config: Record<string, unknown>;
+}
+
+export interface EmbeddingPreset {
+  id: string;
+  label: string;
+  provider: 'remote-compatible';
+  model: string;
+  dimensions: number;
+  config: Record<string, unknown>;
+}
+
+export type TranscriptionStatus = 'pending' | 'processing' | 'done' | 'failed' | 'cancelled';
+
+export interface TranscriptionJob {
+  id: string;
+  title: string;
+  status: TranscriptionStatus;
+  progress: number;
+  stage: string | null;
+  stageDetail: string | null;
+  error: string | null;
+  source: 'url' | 'upload' | 'recording';
+  sourceUrl: string | null;
+  fileName: string | null;
+  mode: string;
+  appliedMode: string | null;
+  segmentCount: number | null;
+  files: Record<'srt' | 'txt' | 'md' | 'json', string> | null;
+  createdAt: string;
+  segments?: { id: number; start: number; end: number; text: string }[];
+}
+
+export type QueueStatus = 'pending' | 'in_progress' | 'success' | 'error' | 'unhealthy';
+
+export interface Phase {
+  name: 'extraction' | 'parsing' | 'uploading';
+  status: 'pending' | 'in_progress' | 'completed' | 'error';
+  progress?: number;
+  attempts?: number;
+}
+
+export interface QueueItem {
+  id: string;
+  url: string;
+  status: QueueStatus;
+  phases: Phase[];
+  results?: { recipe?: { name?: string }; recipeManagerUrl?: string; thumbnail?: string; extractedText?: string };
+  error?: string;
+  runs: number;
+  createdAt: string;
+}
+
+/** A `queue-update` of /api/queue/stream. */
+export interface QueueUpdate {
+  itemId: string;
+  status: QueueStatus;
+  progress?: Phase[];
+  results?: QueueItem['results'];
+  error?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  hasMore: boolean;
+}
