@@ -49,6 +49,8 @@ export interface Config {
   localSourceRoots: string[];
   /** Semantic search: the most memory the in-process vector matrices may take (SEARCH_VECTOR_CACHE_MB). */
   searchVectorCacheBytes: number;
+  /** Keyword search: the most matches ranked per tier (SEARCH_RANK_CANDIDATES); see search/keyword.ts. */
+  searchRankCandidates: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -158,6 +160,7 @@ export function loadConfig(env: Env = process.env): Config {
       .filter(Boolean)
       .map((p) => path.resolve(p)),
     searchVectorCacheBytes: int(env, 'SEARCH_VECTOR_CACHE_MB', 512, 1, 1_048_576) * 1024 * 1024,
+    searchRankCandidates: int(env, 'SEARCH_RANK_CANDIDATES', 5000, 100, 10_000_000),
   };
 }
 

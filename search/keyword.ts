@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { TEXT_ARRAY, textArray } from '../db/sql.js';
 
 /**
  * Keyword search over `snippet.search_vector` (PostgreSQL full-text search, the `simple` configuration; see
@@ -7,10 +8,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * identifiers split (`useEffect` also as the phrase `use effect`, `snake_case` as `snake case`, `Foo.bar` as
  * `foo bar`), exactly as the indexed text was split.
  *
- * Ranking: a snippet must match at least one term; snippets matching every term come first, then by
- * `ts_rank_cd` (title A > breadcrumb B > content C > split identifiers D, normalised by document length), then by
- * snippet id, so equal scores always come back in the same order. English stop words are dropped from unquoted
- * terms unless nothing else is left, since the `simple` configuration indexes them.
+ * Ranking (see keywordSearch): a snippet must match at least one term; title or breadcrumb matches of every term come
+ * first, then other snippets matching every term, then the rest, each by `ts_rank` and snippet id, so equal scores
+ * always come back in the same order. English stop words are dropped from unquoted terms unless nothing else is
+ * left, since the `simple` configuration indexes them.
  */
 
 const STOP_WORDS = new Set(
@@ -77,34 +78,48 @@ export interface Ranked {
   score: number;
 }
 
-export async function keywordSearch(em: EntityManager, scope: Scope, query: string, limit: number): Promise<Ranked[]> {
+export interface KeywordOptions {
+  /** The most matches ranked per tier (SEARCH_RANK_CANDIDATES): bounds the cost of very common words. */
+  candidates: number;
+}
+
+/**
+ * Tiers, best first: (1) the title or breadcrumb matches every term, (2) the snippet matches every term, (3) it matches
+ * at least one. Within a tier, `ts_rank` (weights A > B > C > D, normalised by document length), then snippet id.
+ * A tier is only read while the page is not full, so the usual query ranks a few hundred rows, not every match.
+ * A tier ranks at most `candidates` matches, taken in table order; only words common to tens of thousands of
+ * snippets reach that bound.
+ */
+export async function keywordSearch(em: EntityManager, scope: Scope, query: string, limit: number, options: KeywordOptions): Promise<Ranked[]> {
   const parsed = parseQuery(query);
   if (!parsed.include.length) return [];
+  // Placeholders bind in order of appearance, so each expression pushes its own parameters as it is written.
   const params: unknown[] = [];
-  const any = parsed.include.map((t) => termSql(t, params)).join(' || ');
-  const all = parsed.include.map((t) => termSql(t, params)).join(' && ');
-  const not = parsed.exclude.map((t) => termSql(t, params));
-  const loose = not.length ? `(${any}) && !!(${not.join(' || ')})` : `(${any})`;
-  const strict = not.length ? `(${all}) && !!(${not.join(' || ')})` : `(${all})`;
+  const terms = (list: string[], joiner: string) => list.map((t) => termSql(t, params)).join(joiner);
+  const withExclusions = (sql: string) => (parsed.exclude.length ? `(${sql}) && !!(${terms(parsed.exclude, ' || ')})` : `(${sql})`);
+  const loose = withExclusions(terms(parsed.include, ' || '));
+  const strict = withExclusions(terms(parsed.include, ' && '));
   const scopeParams: unknown[] = [scope.repositoryId];
   let versionSql = 's.version_id is null';
   if (scope.versionId !== null) {
     versionSql = 's.version_id = ?';
     scopeParams.push(scope.versionId);
   }
-  // Snippets matching every term come first (score + 1). Ranking is the cost, so the all-terms set is ranked on
-  // its own and the any-term set only when the first does not fill the page: far fewer rows reach ts_rank_cd.
-  const ranked = (match: string, bonus: number, exclude: string, n: number) =>
+  const tier = (match: string, bonus: number, n: number, extra: unknown[] = []) =>
     em.execute(
       `with q as (select ${loose} as loose, ${strict} as strict)
-       select s.id, (ts_rank_cd(s.search_vector, q.loose, 1) + ${bonus})::float8 as score
-       from snippet s, q
-       where s.repository_id = ? and ${versionSql} and ${match} ${exclude}
-       order by score desc, s.id asc
+       select c.id, (ts_rank(c.search_vector, q.loose, 1) + ${bonus})::float8 as score
+       from (select s.id, s.search_vector from snippet s, q
+             where s.repository_id = ? and ${versionSql} and ${match} limit ?) c, q
+       order by score desc, c.id asc
        limit ?`,
-      [...params, ...scopeParams, n],
+      [...params, ...scopeParams, ...extra, options.candidates, n],
     ) as Promise<{ id: string; score: number }[]>;
-  const rows = await ranked('s.search_vector @@ q.strict', 1, '', limit);
-  if (rows.length < limit) rows.push(...(await ranked('s.search_vector @@ q.loose', 0, 'and not (s.search_vector @@ q.strict)', limit - rows.length)));
+  const rows = await tier(`snippet_heading_vector(s.title, s.breadcrumb) @@ q.strict and s.search_vector @@ q.strict`, 2, limit);
+  // A tier that did not fill the page was read whole, so the next one only has to leave its rows out.
+  if (rows.length < limit) {
+    rows.push(...(await tier(`s.search_vector @@ q.strict and s.id <> all(${TEXT_ARRAY})`, 1, limit - rows.length, [textArray(rows.map((r) => r.id))])));
+  }
+  if (rows.length < limit) rows.push(...(await tier('s.search_vector @@ q.loose and not (s.search_vector @@ q.strict)', 0, limit - rows.length)));
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
 }

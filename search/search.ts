@@ -66,11 +66,12 @@ export function fuse(keyword: Ranked[], semantic: Ranked[], alpha: number, limit
  * `keyword_fallback`.
  */
 export async function search(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<SearchResult> {
-  if (req.mode === 'keyword') return { mode: 'keyword', ranked: await keywordSearch(em, req.scope, req.query, req.limit) };
+  const keyword = (limit: number) => keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
+  if (req.mode === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
   const provider = await activeEmbeddingProvider(em, deps.config);
   const wanted = req.mode === 'auto' ? (provider ? 'hybrid' : 'keyword') : req.mode;
-  if (wanted === 'keyword') return { mode: 'keyword', ranked: await keywordSearch(em, req.scope, req.query, req.limit) };
-  const fallback = async (): Promise<SearchResult> => ({ mode: 'keyword_fallback', ranked: await keywordSearch(em, req.scope, req.query, req.limit) });
+  if (wanted === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
+  const fallback = async (): Promise<SearchResult> => ({ mode: 'keyword_fallback', ranked: await keyword(req.limit) });
   if (!provider) return fallback();
 
   const semantic = async (depth: number): Promise<Ranked[] | undefined> => {
@@ -94,7 +95,7 @@ export async function search(deps: SearchDeps, em: EntityManager, req: SearchReq
   }
   // hybrid: skip a side weighted 0.
   const [kw, sem] = await Promise.all([
-    req.alpha < 1 ? keywordSearch(em, req.scope, req.query, FUSION_DEPTH) : Promise.resolve([]),
+    req.alpha < 1 ? keyword(FUSION_DEPTH) : Promise.resolve([]),
     req.alpha > 0 ? semantic(FUSION_DEPTH) : Promise.resolve([]),
   ]);
   if (!sem) return fallback();

@@ -6,6 +6,7 @@ import { Migration20261122000100_push } from './Migration20261122000100_push.js'
 import { Migration20261122010000_embedding_profiles } from './Migration20261122010000_embedding_profiles.js';
 import { Migration20261123000000_recipes } from './Migration20261123000000_recipes.js';
 import { Migration20261124000000_search } from './Migration20261124000000_search.js';
+import { Migration20261125000000_search_headings } from './Migration20261125000000_search_headings.js';
 
 /**
  * Committed migrations, listed explicitly (not globbed) so they load the same under tsx, vitest and the compiled
@@ -19,4 +20,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122010000_embedding_profiles', class: Migration20261122010000_embedding_profiles },
   { name: 'Migration20261123000000_recipes', class: Migration20261123000000_recipes },
   { name: 'Migration20261124000000_search', class: Migration20261124000000_search },
+  { name: 'Migration20261125000000_search_headings', class: Migration20261125000000_search_headings },
 ];
