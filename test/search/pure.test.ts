@@ -3,7 +3,7 @@ import { applyBudget, contextParams } from '../../search/context.js';
 import { context7LibraryId } from '../../search/context7.js';
 import { parseQuery, splitIdentifiers } from '../../search/keyword.js';
 import { fuse } from '../../search/search.js';
-import { topK, VectorCache } from '../../search/vectors.js';
+import { Matrix, normalise, topK, VectorCache } from '../../search/vectors.js';
 
 describe('search helpers', () => {
   it('splits identifiers like the SQL does', () => {
@@ -48,14 +48,37 @@ describe('search helpers', () => {
   });
 
   it('ranks vectors by cosine with ties by id, and bounds the cache by bytes', async () => {
-    const m = { ids: ['a', 'b', 'c'], dims: 2, data: new Float32Array([1, 0, 0, 1, 1, 0]), bytes: 24 };
+    const rows = [new Float32Array([1, 0]), new Float32Array([0, 1]), new Float32Array([3, 0])];
+    const m = new Matrix(['a', 'b', 'c'], 2, (i) => rows[i]!);
     expect(topK(m, new Float32Array([2, 0]), 2).map((r) => r.id)).toEqual(['a', 'c']);
-    const cache = new VectorCache(50);
+    expect(topK(m, new Float32Array([0, 5]), 1)).toEqual([{ id: 'b', score: 1 }]);
+    const cache = new VectorCache(2.5 * m.bytes);
     await cache.get('s1|1', async () => m);
     await cache.get('s2|1', async () => m);
     await cache.get('s3|1', async () => m);
-    expect(cache.size).toEqual({ entries: 2, bytes: 48 });
+    expect(cache.size).toEqual({ entries: 2, bytes: 2 * m.bytes });
     await cache.get('s3|2', async () => m); // a new stamp replaces the old one of that scope
     expect(cache.size.entries).toBe(2);
+  });
+});
+
+describe('the SIMD scoring kernel', () => {
+  it('scores every row exactly like a plain dot product, for any dimension', () => {
+    for (const dims of [1, 7, 8, 9, 384, 1000]) {
+      const n = 37;
+      const rand = (len: number) => Float32Array.from({ length: len }, (_, i) => Math.sin(i * 12.9898 + dims * 78.233 + len));
+      const rows = Array.from({ length: n }, (_, i) => rand(dims + i * 0).map((v, j) => v + Math.cos(i * j + 1)));
+      const m = new Matrix(rows.map((_, i) => `r${String(i).padStart(2, '0')}`), dims, (i) => rows[i]!);
+      const q = normalise(rand(dims));
+      const scores = Array.from(m.score(q));
+      rows.forEach((row, i) => {
+        const unit = normalise(row);
+        const want = unit.reduce((s, v, j) => s + v * q[j]!, 0);
+        expect(scores[i]).toBeCloseTo(want, 5);
+      });
+      const best = topK(m, q, 5);
+      const order = rows.map((_, i) => ({ id: `r${String(i).padStart(2, '0')}`, s: scores[i]! })).sort((a, b) => b.s - a.s || (a.id < b.id ? -1 : 1));
+      expect(best.map((r) => r.id)).toEqual(order.slice(0, 5).map((r) => r.id));
+    }
   });
 });
