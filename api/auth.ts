@@ -7,11 +7,14 @@ const OPEN_PATHS = [/^\/api\/webhooks\//, /^\/api\/openapi\.json$/];
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** With API_KEY set, every /api route wants `Authorization: Bearer <key>`; compared in constant time. */
+/** What API_KEY protects: the REST routes and the MCP endpoint. */
+const PROTECTED = /^\/(api\/|mcp$)/;
+
+/** With API_KEY set, every /api route and /mcp want `Authorization: Bearer <key>`; compared in constant time. */
 export function apiKeyAuth(apiKey: string | undefined) {
   const expected = apiKey ? digest(apiKey) : undefined;
   return async function requireApiKey(ctx: Context, next: Next): Promise<void> {
-    if (expected && ctx.path.startsWith('/api/') && ctx.method !== 'OPTIONS' && !OPEN_PATHS.some((re) => re.test(ctx.path))) {
+    if (expected && PROTECTED.test(ctx.path) && ctx.method !== 'OPTIONS' && !OPEN_PATHS.some((re) => re.test(ctx.path))) {
       const m = /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'));
       if (!m || !timingSafeEqual(digest(m[1]!.trim()), expected)) {
         ctx.set('WWW-Authenticate', 'Bearer');

@@ -1,7 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Context } from 'koa';
-import { UnauthorizedError } from '../../core/errors.js';
 import { contextJson, contextParams, contextText, retrieveContext } from '../../search/context.js';
 import { Context7Error, context7ErrorBody, context7Json, context7LibraryId, context7Text, searchLibraries, toContext7Error } from '../../search/context7.js';
 import { createMcpServer } from '../../search/mcp.js';
@@ -25,15 +23,8 @@ export const contextRoutes: RouteFactory = (deps) => {
     if (!libraryName.trim() && !query.trim()) throw new Context7Error(400, 'validation_error', 'libraryName (or query) is required');
     ctx.body = await searchLibraries(deps, libraryName, query);
   };
-  const expectedKey = deps.config.apiKey ? createHash('sha256').update(deps.config.apiKey).digest() : undefined;
+  // API_KEY covers /mcp too (api/auth.ts).
   const mcp = async (ctx: Context) => {
-    if (expectedKey) {
-      const m = /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'));
-      if (!m || !timingSafeEqual(createHash('sha256').update(m[1]!.trim()).digest(), expectedKey)) {
-        ctx.set('WWW-Authenticate', 'Bearer');
-        throw new UnauthorizedError();
-      }
-    }
     // Stateless: one server and transport per request; the transport writes the response itself.
     const server = createMcpServer(deps);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -205,6 +205,24 @@ describe('the API with API_KEY set', () => {
     expect((await post({ Authorization: `Bearer ${key}` })).status).toBe(200);
   });
 
+  it("guards /mcp too, and answers Context7's routes in Context7's error shape", async () => {
+    const initialize = (headers: Record<string, string>) =>
+      fetch(`${stack.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      });
+    const refused = await initialize({});
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer');
+    const accepted = await initialize({ Authorization: `Bearer ${key}` });
+    expect(accepted.status).toBe(200);
+    expect((await json(accepted)).result.serverInfo).toBeDefined();
+    const v2 = await fetch(`${stack.url}/api/v2/context?libraryId=/a/b&query=x`, { headers: { Authorization: 'Bearer wrong' } });
+    expect(v2.status).toBe(401);
+    expect(await json(v2)).toEqual({ error: 'invalid_api_key', message: expect.any(String) });
+  });
+
   it('leaves health, the OpenAPI document and CORS preflight open', async () => {
     expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${stack.url}/api/openapi.json`)).status).toBe(200);
