@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../runtime/threads.js';
 import { EmbeddingError, type EmbeddingProvider } from './provider.js';
 
 /** The default local model: all-MiniLM-L6-v2 as exported for transformers.js (384 dimensions). */
@@ -53,16 +52,7 @@ export class LocalProvider implements EmbeddingProvider {
   private start(): Worker {
     if (this.worker) return this.worker;
     const data: LocalWorkerData = { model: this.model, modelPath: this.config.modelPath, ...this.runtime };
-    // The compiled build runs local-worker.js; from TypeScript (tsx, vitest) the thread registers tsx first.
-    const ts = fileURLToPath(import.meta.url).endsWith('.ts');
-    const entry = new URL(`./local-worker.${ts ? 'ts' : 'js'}`, import.meta.url);
-    const worker = ts
-      ? new Worker(
-          `import(${JSON.stringify(pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href)})` +
-            `.then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`,
-          { eval: true, workerData: data },
-        )
-      : new Worker(entry, { workerData: data });
+    const worker = startThread(import.meta.url, 'local-worker', data);
     worker.on('message', (reply: LocalWorkerReply) => {
       const p = this.pending.get(reply.id);
       if (!p) return;
