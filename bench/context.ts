@@ -8,6 +8,7 @@ import { migrate, openOrm, type Orm } from '../db/orm.js';
 import { closeProviders } from '../embeddings/profiles.js';
 import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { contextParams, retrieveContext, type RetrievalDeps } from '../search/context.js';
+import { closeSearch } from '../search/search.js';
 import { buildTinyModel } from '../test/support/tiny-model.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -112,6 +113,7 @@ export async function context(): Promise<void> {
     }
   } finally {
     await closeProviders();
+    await closeSearch();
     await orm.close();
     await pg.stop();
     await fs.rm(dir, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { migrate, openOrm } from '../db/orm.js';
 import { closeProviders } from '../embeddings/profiles.js';
+import { closeSearch } from '../search/search.js';
 import { runMain } from '../runtime/main.js';
 import { attachedDatabaseUrl } from '../runtime/stack.js';
 import { createMcpServer } from '../search/mcp.js';
@@ -30,6 +31,7 @@ await runMain('gristmill-mcp', async (config, log) => {
     stop: async () => {
       await server.close();
       await closeProviders();
+      await closeSearch();
       await orm.close();
     },
   };

@@ -49,6 +49,8 @@ export interface Config {
   localSourceRoots: string[];
   /** Semantic search: the most memory the in-process vector matrices may take (SEARCH_VECTOR_CACHE_MB). */
   searchVectorCacheBytes: number;
+  /** Semantic search: threads that scan vectors (SEARCH_THREADS; 0 = on the event loop). */
+  searchThreads: number;
   /** Keyword search: the most matches ranked per tier (SEARCH_RANK_CANDIDATES); see search/keyword.ts. */
   searchRankCandidates: number;
 }
@@ -160,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
       .filter(Boolean)
       .map((p) => path.resolve(p)),
     searchVectorCacheBytes: int(env, 'SEARCH_VECTOR_CACHE_MB', 512, 1, 1_048_576) * 1024 * 1024,
+    searchThreads: int(env, 'SEARCH_THREADS', Math.min(4, int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096)), 0, 64),
     searchRankCandidates: int(env, 'SEARCH_RANK_CANDIDATES', 5000, 100, 10_000_000),
   };
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../core/log.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
+import { ScanPool } from './scan-pool.js';
 import { loadMatrix, topK, VectorCache } from './vectors.js';
 
 export const SEARCH_MODES = ['auto', 'keyword', 'semantic', 'hybrid'] as const;
@@ -38,10 +39,23 @@ export interface SearchDeps {
 }
 
 let cache: VectorCache | undefined;
-/** The process's vector cache (one per API or MCP process). */
+let pool: ScanPool | undefined;
+/** The process's vector cache and scan threads (one each per API or MCP process). */
 export function vectorCache(config: Config): VectorCache {
   cache ??= new VectorCache(config.searchVectorCacheBytes);
   return cache;
+}
+function scanPool(config: Config): ScanPool | undefined {
+  if (config.searchThreads > 0) pool ??= new ScanPool(config.searchThreads);
+  return pool;
+}
+
+/** Drops the cached vectors and stops the scan threads (at shutdown). */
+export async function closeSearch(): Promise<void> {
+  cache?.clear();
+  await pool?.close();
+  cache = undefined;
+  pool = undefined;
 }
 
 /**
@@ -76,7 +90,7 @@ export async function search(deps: SearchDeps, em: EntityManager, req: SearchReq
 
   const semantic = async (depth: number): Promise<Ranked[] | undefined> => {
     const key = `${req.scope.repositoryId}|${req.scope.versionId ?? ''}|${provider.profileId}|${provider.model}|${req.stamp}`;
-    const matrix = await vectorCache(deps.config).get(key, () => loadMatrix(em, req.scope, provider.profileId));
+    const matrix = await vectorCache(deps.config).get(key, () => loadMatrix(em, req.scope, provider.profileId, scanPool(deps.config)));
     if (!matrix.ids.length) return undefined;
     let vector: Float32Array;
     try {

@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Ranked, Scope } from './keyword.js';
+import { layoutBytes, mergeTop, scanRange, type Layout, type Top } from './scan.js';
+import type { ScanPool } from './scan-pool.js';
 import { dotsKernel, LANES_PER_STEP, type Dots } from './simd.js';
 
 /**
@@ -14,43 +16,60 @@ import { dotsKernel, LANES_PER_STEP, type Dots } from './simd.js';
  * together exceed `SEARCH_VECTOR_CACHE_MB` (a 100k-snippet library at 384 dimensions takes about 150 MB).
  */
 
+/** Matrices smaller than this many floats are scanned on the calling thread: a thread's round trip costs more. */
+const THREAD_MIN_FLOATS = 1 << 20;
+
+let matrixIds = 0;
+
 /**
- * One scope's vectors: unit-length rows, each padded with zeros to a multiple of 8 floats, in a WebAssembly memory
- * laid out as [query | scores | rows] so the SIMD kernel (simd.ts) scores every row in one call.
+ * One scope's vectors: unit-length rows, each padded with zeros to a multiple of 8 floats, in a shared WebAssembly
+ * memory (layout in scan.ts) that the scan threads read in place. A query's rows are split between the threads;
+ * with no pool, or for a small matrix, the calling thread scans them all.
  */
 export class Matrix {
+  readonly id = ++matrixIds;
   readonly bytes: number;
-  private readonly stride: number;
+  private readonly layout: Layout;
   private readonly memory: WebAssembly.Memory;
-  private readonly dots: Dots;
-  private readonly query: Float32Array;
-  private readonly scores: Float32Array;
-  private readonly rowsOffset: number;
+  private dots: Dots | undefined;
 
   /** `rows(i)` is row i, of length `dims` (normalised here). */
   constructor(
     readonly ids: string[],
     readonly dims: number,
     rows: (i: number) => Float32Array,
+    private readonly pool?: ScanPool,
   ) {
-    this.stride = Math.max(LANES_PER_STEP, Math.ceil(dims / LANES_PER_STEP) * LANES_PER_STEP);
-    const n = ids.length;
-    const floats = this.stride + n + n * this.stride;
-    this.memory = new WebAssembly.Memory({ initial: Math.ceil((floats * 4) / 65536) });
-    this.dots = dotsKernel(this.memory);
-    this.query = new Float32Array(this.memory.buffer, 0, this.stride);
-    this.scores = new Float32Array(this.memory.buffer, this.stride * 4, n);
-    this.rowsOffset = (this.stride + n) * 4;
-    const data = new Float32Array(this.memory.buffer, this.rowsOffset, n * this.stride);
-    for (let i = 0; i < n; i++) data.set(normalise(rows(i)), i * this.stride);
-    this.bytes = this.memory.buffer.byteLength + n * 64;
+    const stride = Math.max(LANES_PER_STEP, Math.ceil(dims / LANES_PER_STEP) * LANES_PER_STEP);
+    this.layout = { rows: ids.length, stride, slots: (pool?.size ?? 0) + 1 };
+    const pages = Math.ceil(layoutBytes(this.layout) / 65536);
+    this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+    const data = new Float32Array(this.memory.buffer, 0, ids.length * stride);
+    for (let i = 0; i < ids.length; i++) data.set(normalise(rows(i)), i * stride);
+    this.bytes = this.memory.buffer.byteLength + ids.length * 64;
   }
 
-  /** Cosine similarity of every row with `query` (unit length, `dims` long); valid until the next call. */
-  score(query: Float32Array): Float32Array {
-    this.query.set(query);
-    this.dots(0, this.rowsOffset, this.ids.length, this.stride * 4, this.stride * 4);
-    return this.scores;
+  /** The `limit` rows most similar to `query` (cosine), best first; ties by row, which is snippet id order. */
+  async top(query: Float32Array, limit: number): Promise<Top> {
+    const q = normalise(query);
+    const n = this.ids.length;
+    const threads = this.pool && n * this.layout.stride >= THREAD_MIN_FLOATS ? this.pool.size : 0;
+    if (!threads) {
+      this.dots ??= dotsKernel(this.memory);
+      return scanRange(this.memory, this.dots, this.layout, this.layout.slots - 1, q, 0, n, limit);
+    }
+    const per = Math.ceil(n / threads);
+    const parts = await Promise.all(
+      Array.from({ length: threads }, (_, t) =>
+        this.pool!.scan(t, { matrix: this.id, memory: this.memory, layout: this.layout, query: q, start: t * per, end: Math.min(n, (t + 1) * per), limit }),
+      ),
+    );
+    return mergeTop(parts, limit);
+  }
+
+  /** Called when the cache drops the matrix, so the threads let go of its memory too. */
+  dispose(): void {
+    this.pool?.forget(this.id);
   }
 }
 
@@ -98,16 +117,16 @@ export class VectorCache {
   private drop(key: string, e: Matrix): void {
     this.entries.delete(key);
     this.bytes -= e.bytes;
+    e.dispose();
   }
 
   clear(): void {
-    this.entries.clear();
-    this.bytes = 0;
+    for (const [k, e] of this.entries) this.drop(k, e);
   }
 }
 
 /** Reads a scope's vectors of one profile (rows of another dimension than most are skipped), in snippet id order. */
-export async function loadMatrix(em: EntityManager, scope: Scope, profileId: string): Promise<Matrix> {
+export async function loadMatrix(em: EntityManager, scope: Scope, profileId: string, pool?: ScanPool): Promise<Matrix> {
   const params: unknown[] = [scope.repositoryId, profileId];
   let versionSql = 's.version_id is null';
   if (scope.versionId !== null) {
@@ -128,6 +147,7 @@ export async function loadMatrix(em: EntityManager, scope: Scope, profileId: str
       const b = kept[i]!.embedding;
       return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + dims * 4));
     },
+    pool,
   );
 }
 
@@ -147,26 +167,9 @@ export function normalise(v: Float32Array): Float32Array {
   return out;
 }
 
-/** The `limit` rows most similar to `query` (cosine); ties by snippet id (rows are in id order). */
-export function topK(m: Matrix, query: Float32Array, limit: number): Ranked[] {
+/** The `limit` snippets most similar to `query` (cosine), best first; ties by snippet id. */
+export async function topK(m: Matrix, query: Float32Array, limit: number): Promise<Ranked[]> {
   if (!m.ids.length || query.length !== m.dims) return [];
-  const scores = m.score(normalise(query));
-  // A small sorted buffer of the best `limit` (score desc, row asc): cheap since limit << rows.
-  const bestRow: number[] = [];
-  const bestScore: number[] = [];
-  let floor = -Infinity;
-  for (let r = 0; r < scores.length; r++) {
-    const s = scores[r]!;
-    if (bestRow.length >= limit && s <= floor) continue;
-    let pos = bestRow.length;
-    while (pos > 0 && bestScore[pos - 1]! < s) pos--;
-    bestRow.splice(pos, 0, r);
-    bestScore.splice(pos, 0, s);
-    if (bestRow.length > limit) {
-      bestRow.pop();
-      bestScore.pop();
-    }
-    if (bestRow.length >= limit) floor = bestScore[bestScore.length - 1]!;
-  }
-  return bestRow.map((r, i) => ({ id: m.ids[r]!, score: bestScore[i]! }));
+  const top = await m.top(query, limit);
+  return Array.from(top.rows, (r, i) => ({ id: m.ids[r]!, score: top.scores[i]! }));
 }

@@ -3,6 +3,7 @@ import { applyBudget, contextParams } from '../../search/context.js';
 import { context7LibraryId } from '../../search/context7.js';
 import { parseQuery, splitIdentifiers } from '../../search/keyword.js';
 import { fuse } from '../../search/search.js';
+import { ScanPool } from '../../search/scan-pool.js';
 import { Matrix, normalise, topK, VectorCache } from '../../search/vectors.js';
 
 describe('search helpers', () => {
@@ -50,8 +51,8 @@ describe('search helpers', () => {
   it('ranks vectors by cosine with ties by id, and bounds the cache by bytes', async () => {
     const rows = [new Float32Array([1, 0]), new Float32Array([0, 1]), new Float32Array([3, 0])];
     const m = new Matrix(['a', 'b', 'c'], 2, (i) => rows[i]!);
-    expect(topK(m, new Float32Array([2, 0]), 2).map((r) => r.id)).toEqual(['a', 'c']);
-    expect(topK(m, new Float32Array([0, 5]), 1)).toEqual([{ id: 'b', score: 1 }]);
+    expect((await topK(m, new Float32Array([2, 0]), 2)).map((r) => r.id)).toEqual(['a', 'c']);
+    expect(await topK(m, new Float32Array([0, 5]), 1)).toEqual([{ id: 'b', score: 1 }]);
     const cache = new VectorCache(2.5 * m.bytes);
     await cache.get('s1|1', async () => m);
     await cache.get('s2|1', async () => m);
@@ -62,23 +63,45 @@ describe('search helpers', () => {
   });
 });
 
-describe('the SIMD scoring kernel', () => {
-  it('scores every row exactly like a plain dot product, for any dimension', () => {
+describe('the vector scan', () => {
+  const rand = (seed: number, len: number) => Float32Array.from({ length: len }, (_, i) => Math.sin(i * 12.9898 + seed * 78.233));
+  const idOf = (i: number) => `r${String(i).padStart(5, '0')}`;
+
+  it('scores like a plain dot product for any dimension, best first, ties by id', async () => {
     for (const dims of [1, 7, 8, 9, 384, 1000]) {
-      const n = 37;
-      const rand = (len: number) => Float32Array.from({ length: len }, (_, i) => Math.sin(i * 12.9898 + dims * 78.233 + len));
-      const rows = Array.from({ length: n }, (_, i) => rand(dims + i * 0).map((v, j) => v + Math.cos(i * j + 1)));
-      const m = new Matrix(rows.map((_, i) => `r${String(i).padStart(2, '0')}`), dims, (i) => rows[i]!);
-      const q = normalise(rand(dims));
-      const scores = Array.from(m.score(q));
-      rows.forEach((row, i) => {
-        const unit = normalise(row);
-        const want = unit.reduce((s, v, j) => s + v * q[j]!, 0);
-        expect(scores[i]).toBeCloseTo(want, 5);
-      });
-      const best = topK(m, q, 5);
-      const order = rows.map((_, i) => ({ id: `r${String(i).padStart(2, '0')}`, s: scores[i]! })).sort((a, b) => b.s - a.s || (a.id < b.id ? -1 : 1));
-      expect(best.map((r) => r.id)).toEqual(order.slice(0, 5).map((r) => r.id));
+      const rows = Array.from({ length: 37 }, (_, i) => rand(i + dims, dims));
+      rows[20] = rows[3]!; // a tie: the lower id first
+      const m = new Matrix(rows.map((_, i) => idOf(i)), dims, (i) => rows[i]!);
+      const q = rand(-1, dims);
+      const want = rows
+        .map((row, i) => ({ id: idOf(i), score: normalise(row).reduce((s, v, j) => s + v * normalise(q)[j]!, 0) }))
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+      const got = await topK(m, q, 37);
+      expect(got.map((r) => r.id)).toEqual(want.map((r) => r.id));
+      got.forEach((r, i) => expect(r.score).toBeCloseTo(want[i]!.score, 5));
+    }
+  });
+
+  it('splits a large matrix between scan threads with the same answer as one thread', async () => {
+    const dims = 384;
+    const n = 3000; // over the threshold below which the calling thread scans alone
+    const rows = Array.from({ length: n }, (_, i) => rand(i, dims));
+    const pool = new ScanPool(2);
+    try {
+      const alone = new Matrix(rows.map((_, i) => idOf(i)), dims, (i) => rows[i]!);
+      const split = new Matrix(rows.map((_, i) => idOf(i)), dims, (i) => rows[i]!, pool);
+      for (const seed of [1, 2, 3]) {
+        const q = rand(-seed, dims);
+        const [a, b] = await Promise.all([topK(alone, q, 50), topK(split, q, 50)]);
+        expect(b).toEqual(a);
+        expect(b).toHaveLength(50);
+      }
+      // Concurrent queries on the threads each get their own answer.
+      const qs = [4, 5, 6, 7].map((s) => rand(-s, dims));
+      const together = await Promise.all(qs.map((q) => topK(split, q, 10)));
+      for (const [i, q] of qs.entries()) expect(together[i]).toEqual(await topK(alone, q, 10));
+    } finally {
+      await pool.close();
     }
   });
 });
