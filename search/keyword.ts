@@ -105,9 +105,11 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
     versionSql = 's.version_id = ?';
     scopeParams.push(scope.versionId);
   }
+  // `not materialized`: the planner then sees the queries as constants, so it can weigh the two GIN indexes (a
+  // materialised CTE hid them, and a common word's tier ran the heading function on every content match).
   const tier = (match: string, bonus: number, n: number, extra: unknown[] = []) =>
     em.execute(
-      `with q as (select ${loose} as loose, ${strict} as strict)
+      `with q as not materialized (select ${loose} as loose, ${strict} as strict)
        select c.id, (ts_rank(c.search_vector, q.loose, 1) + ${bonus})::float8 as score
        from (select s.id, s.search_vector from snippet s, q
              where s.repository_id = ? and ${versionSql} and ${match} limit ?) c, q
