@@ -1,6 +1,6 @@
 /**
  * The dot-product kernel of semantic search, in WebAssembly SIMD: four float32 lanes at a time, two independent
- * accumulators, about four times JavaScript's best scalar loop (`npm run bench -- context`). The module is tiny, so it
+ * accumulators, about five times JavaScript's best scalar loop (`npm run bench -- context`). The module is tiny, so it
  * is assembled here from its instructions rather than shipped as a binary; its text form:
  *
  *   (func (export "dots") (param $q i32) (param $m i32) (param $rows i32) (param $stride i32) (param $out i32)
