@@ -223,8 +223,10 @@ describe('the API with API_KEY set', () => {
     expect(await json(v2)).toEqual({ error: 'invalid_api_key', message: expect.any(String) });
   });
 
-  it('leaves health, the OpenAPI document and CORS preflight open', async () => {
+  it('leaves health, the OpenAPI document and CORS preflight open, but not the deep health check', async () => {
     expect((await fetch(`${stack.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${stack.url}/healthz?deep=1`)).status).toBe(401);
+    expect((await fetch(`${stack.url}/healthz?deep=1`, { headers: { Authorization: `Bearer ${key}` } })).status).not.toBe(401);
     expect((await fetch(`${stack.url}/api/openapi.json`)).status).toBe(200);
     expect((await fetch(`${stack.url}/api/test/echo`, { method: 'OPTIONS' })).status).toBe(204);
   });
