@@ -14,6 +14,7 @@ import { type JobKind, JobKinds } from '../jobs/kinds.js';
 import { registerSearchAttributes } from '../jobs/launch.js';
 import { serviceJobKinds } from '../jobs/service-kinds.js';
 import { Reconciler } from '../jobs/reconciler.js';
+import { startEventPruning } from '../jobs/retention.js';
 import { JobStore } from '../jobs/store.js';
 import { provisionPostgres, type PostgresEndpoint } from './postgres.js';
 import { provisionTemporal, type TemporalEndpoint } from './temporal.js';
@@ -153,6 +154,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       reconciler.start(config.reconcileIntervalMs);
       const r = reconciler;
       onStop('reconciler', () => r.stop());
+      const stopPruning = startEventPruning({ em: () => orm.em.fork(), log: log.child('events'), retentionDays: config.eventRetentionDays, intervalMs: 3_600_000 });
+      onStop('event pruning', stopPruning);
 
       const appDeps: AppDeps = {
         config,

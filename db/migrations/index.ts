@@ -7,6 +7,7 @@ import { Migration20261122010000_embedding_profiles } from './Migration202611220
 import { Migration20261123000000_recipes } from './Migration20261123000000_recipes.js';
 import { Migration20261124000000_search } from './Migration20261124000000_search.js';
 import { Migration20261125000000_search_headings } from './Migration20261125000000_search_headings.js';
+import { Migration20261126000000_event_retention } from './Migration20261126000000_event_retention.js';
 
 /**
  * Committed migrations, listed explicitly (not globbed) so they load the same under tsx, vitest and the compiled
@@ -21,4 +22,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000000_recipes', class: Migration20261123000000_recipes },
   { name: 'Migration20261124000000_search', class: Migration20261124000000_search },
   { name: 'Migration20261125000000_search_headings', class: Migration20261125000000_search_headings },
+  { name: 'Migration20261126000000_event_retention', class: Migration20261126000000_event_retention },
 ];

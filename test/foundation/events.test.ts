@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/log.js';
 import { appendEvent, readEvents, type StoredEvent } from '../../jobs/events.js';
 import { EventHub } from '../../jobs/hub.js';
+import { pruneEvents } from '../../jobs/retention.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { until } from '../support/until.js';
 
@@ -85,6 +86,20 @@ describe('the event hub', () => {
     await hub.subscribe('s:end', () => undefined, () => (ended = true));
     await hub.close();
     expect(ended).toBe(true);
+  });
+});
+
+describe('event retention', () => {
+  it('deletes only events older than the cutoff, and streams go on numbering after them', async () => {
+    for (let n = 1; n <= 3; n++) await append(['s:old', 's:mixed'], n);
+    await stack.orm.em.fork().execute(`update job_event set created_at = now() - interval '40 days' where stream in ('s:old', 's:mixed')`);
+    await append(['s:mixed'], 4);
+    const deleted = await pruneEvents(stack.orm.em.fork(), new Date(Date.now() - 30 * 86_400_000));
+    expect(deleted).toBe(6);
+    expect(await readEvents(stack.orm.em.fork(), 's:old', 0)).toEqual([]);
+    expect((await readEvents(stack.orm.em.fork(), 's:mixed', 0)).map((e) => [e.seq, e.data.n])).toEqual([[4, 4]]);
+    await append(['s:old'], 5);
+    expect((await readEvents(stack.orm.em.fork(), 's:old', 0)).map((e) => e.seq)).toEqual([4]);
   });
 });
 
