@@ -30,22 +30,7 @@ export async function startRecipeHarness(
   ]);
   const stack = await startTestStack({
     queues: o.queues ?? ['recipes'],
-    env: {
-      LLM_API_BASE_URL: llm.baseUrl,
-      LLM_API_KEY: LLM_KEY,
-      LLM_MODEL: 'fake-model',
-      RECIPE_MANAGER: o.manager ?? 'mealie',
-      RECIPE_MANAGER_BASE_URL: manager.url,
-      RECIPE_MANAGER_TOKEN: manager.token,
-      PUSH_CA_FILE: push.caFile,
-      QUEUE_CONCURRENCY: '2',
-      QUEUE_TIMEOUT_MS: '3000',
-      QUEUE_RETRY_ATTEMPTS: '3',
-      QUEUE_RETRY_BACKOFF_MS: '20',
-      QUEUE_EXTRACT_WAIT_MS: '15000',
-      ...(!o.realYtDlp && { YTDLP_PATH: ytdlp.path }),
-      ...o.env,
-    },
+    env: { ...recipeEnv({ llm, manager, ytdlp }, o), PUSH_CA_FILE: push.caFile, ...o.env },
   });
   return {
     stack,
@@ -59,6 +44,27 @@ export async function startRecipeHarness(
       await stack.stop();
       await Promise.allSettled([site.close(), llm.close(), manager.close(), push.close(), ytdlp.remove()]);
     },
+  };
+}
+
+/** The configuration that points the recipe queue at the fakes (the model, the recipe manager, yt-dlp). */
+export function recipeEnv(
+  f: Pick<RecipeHarness, 'llm' | 'manager' | 'ytdlp'>,
+  o: { manager?: 'mealie' | 'tandoor'; realYtDlp?: boolean } = {},
+): Record<string, string> {
+  return {
+    LLM_API_BASE_URL: f.llm.baseUrl,
+    LLM_API_KEY: LLM_KEY,
+    LLM_MODEL: 'fake-model',
+    RECIPE_MANAGER: o.manager ?? 'mealie',
+    RECIPE_MANAGER_BASE_URL: f.manager.url,
+    RECIPE_MANAGER_TOKEN: f.manager.token,
+    QUEUE_CONCURRENCY: '2',
+    QUEUE_TIMEOUT_MS: '3000',
+    QUEUE_RETRY_ATTEMPTS: '3',
+    QUEUE_RETRY_BACKOFF_MS: '20',
+    QUEUE_EXTRACT_WAIT_MS: '15000',
+    ...(!o.realYtDlp && { YTDLP_PATH: f.ytdlp.path }),
   };
 }
 

@@ -70,7 +70,6 @@ export function PushOptIn() {
 
   return (
     <div class="push">
-      <h3>Push notifications</h3>
       <p class="hint">A notification on this device when a transcript is ready or a recipe is imported.</p>
       {unavailable ? (
         <p class="notice" role="status" data-testid="push-unavailable">

@@ -14,9 +14,19 @@ export function FolderPicker(props: { open: boolean; start: string; onPick: (pat
   const [listing, setListing] = useState<Listing | null>(null);
   const [error, setError] = useState<string | null>(null);
 
+  const browse = (path?: string) => api<Listing>(`/api/v1/fs/browse${path ? `?path=${encodeURIComponent(path)}` : ''}`);
   const go = async (path?: string) => {
     try {
-      setListing(await api<Listing>(`/api/v1/fs/browse${path ? `?path=${encodeURIComponent(path)}` : ''}`));
+      setListing(await browse(path));
+      setError(null);
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  /** The folder typed so far when there is one, else where the server starts (the first allowed root, or home). */
+  const open = async (start: string) => {
+    try {
+      setListing(start.startsWith('/') ? await browse(start).catch(() => browse()) : await browse());
       setError(null);
     } catch (err) {
       setError(messageOf(err));
@@ -28,7 +38,7 @@ export function FolderPicker(props: { open: boolean; start: string; onPick: (pat
     if (!d) return;
     if (props.open && !d.open) {
       d.showModal();
-      void go(props.start.startsWith('/') ? props.start : undefined);
+      void open(props.start);
     }
     if (!props.open && d.open) d.close();
   }, [props.open]);

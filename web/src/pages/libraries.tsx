@@ -40,6 +40,8 @@ export function LibrariesPage() {
     reloadTimer.current = setTimeout(() => void reload(), 250);
   };
 
+  // Loaded at once, and again whenever the stream (re)connects, so nothing that happened in between is missed.
+  useEffect(() => void reload(), []);
   const streamProblem = useStream('/api/v1/jobs/stream', {
     onOpen: () => void reload(),
     onEvent: (_event, raw) => {
@@ -65,7 +67,7 @@ export function LibrariesPage() {
       <AddLibrary onAdded={reload} />
       <Section title="Indexed libraries" id="library-list">
         <ErrorText error={loadError} />
-        {streamProblem && <Notice>{streamProblem}</Notice>}
+        {streamProblem && !loadError && <Notice>{streamProblem}</Notice>}
         {libraries === null ? (
           !loadError && <p class="hint">Loading…</p>
         ) : libraries.length === 0 ? (

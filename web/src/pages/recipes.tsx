@@ -27,6 +27,8 @@ export function RecipesPage({ share }: { share?: boolean }) {
   };
   const upsert = (item: QueueItem) => setItems((list) => (list?.some((i) => i.id === item.id) ? list.map((i) => (i.id === item.id ? item : i)) : [item, ...(list ?? [])]));
 
+  // Loaded at once, and again whenever the stream (re)connects, so nothing that happened in between is missed.
+  useEffect(() => void reload(), []);
   const streamProblem = useStream('/api/queue/stream', {
     onOpen: () => void reload(),
     onEvent: (event, raw) => {
@@ -55,7 +57,7 @@ export function RecipesPage({ share }: { share?: boolean }) {
       <Submit share={share} onQueued={upsert} />
       <Section title="Queue" id="queue">
         <ErrorText error={loadError} />
-        {streamProblem && <Notice>{streamProblem}</Notice>}
+        {streamProblem && !loadError && <Notice>{streamProblem}</Notice>}
         {items === null ? (
           !loadError && <p class="hint">Loading…</p>
         ) : items.length === 0 ? (
@@ -68,7 +70,7 @@ export function RecipesPage({ share }: { share?: boolean }) {
           </ul>
         )}
       </Section>
-      <Section title="Notifications" id="recipe-push">
+      <Section title="Push notifications" id="recipe-push">
         <PushOptIn />
       </Section>
     </>

@@ -123,7 +123,7 @@ export function SearchPage() {
             </select>
           </label>
           <label>
-            Alpha <output>{Number(query.alpha).toFixed(2)}</output>
+            Alpha: <output>{Number(query.alpha).toFixed(2)}</output>
             <input type="range" min={0} max={1} step={0.05} value={query.alpha} disabled={!alphaMatters} onInput={(e) => set({ alpha: e.currentTarget.value })} aria-describedby="alpha-hint" />
             <span class="hint" id="alpha-hint">
               Hybrid weighting: 0 keyword only, 1 semantic only.
@@ -182,7 +182,7 @@ export function SearchPage() {
                     {s.breadcrumb && <span class="breadcrumb">{s.breadcrumb}</span>} <span class="source">{s.filePath}</span>
                     {s.language && <span class="lang"> · {s.language}</span>} · {s.tokenCount} tokens
                   </p>
-                  <pre>
+                  <pre class={s.type}>
                     <code>{s.content}</code>
                   </pre>
                 </li>

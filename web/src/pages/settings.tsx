@@ -12,7 +12,7 @@ export function SettingsPage() {
       <ApiKey />
       <Concurrency />
       <Embeddings />
-      <Section title="Notifications" id="notifications">
+      <Section title="Push notifications" id="notifications">
         <PushOptIn />
       </Section>
     </>

@@ -25,6 +25,8 @@ export function TranscriptsPage() {
   };
   const replace = (job: TranscriptionJob) => setJobs((list) => (list?.some((j) => j.id === job.id) ? list.map((j) => (j.id === job.id ? job : j)) : [job, ...(list ?? [])]));
 
+  // Loaded at once, and again whenever the stream (re)connects, so nothing that happened in between is missed.
+  useEffect(() => void reload(), []);
   const streamProblem = useStream('/api/jobs/events', {
     onOpen: () => void reload(),
     onEvent: (event, raw) => {
@@ -60,7 +62,7 @@ export function TranscriptsPage() {
       </div>
       <Section title="Jobs" id="jobs">
         <ErrorText error={loadError} />
-        {streamProblem && <Notice>{streamProblem}</Notice>}
+        {streamProblem && !loadError && <Notice>{streamProblem}</Notice>}
         {jobs === null ? (
           !loadError && <p class="hint">Loading…</p>
         ) : jobs.length === 0 ? (
@@ -73,7 +75,7 @@ export function TranscriptsPage() {
           </ul>
         )}
       </Section>
-      <Section title="Notifications" id="transcript-push">
+      <Section title="Push notifications" id="transcript-push">
         <PushOptIn />
       </Section>
     </>
@@ -328,7 +330,7 @@ function JobRow({ job, openTranscript, onChanged }: { job: TranscriptionJob; ope
             ))}
           </div>
           <details open={openTranscript} onToggle={(e) => e.currentTarget.open && loadSegments()}>
-            <summary>Transcript{job.segmentCount != null && ` (${job.segmentCount} segments)`}</summary>
+            <summary>Transcript{job.segmentCount != null && ` (${job.segmentCount} segment${job.segmentCount === 1 ? '' : 's'})`}</summary>
             {segments ? (
               <div class="transcript" data-testid="transcript">
                 {segments.map((s) => (

@@ -1,0 +1,268 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { type TestBrowser, launchBrowser } from '../support/browser.js';
+import { FakeAsr } from '../support/fake-asr.js';
+import { TestRepo } from '../support/git.js';
+import { wav } from '../support/media.js';
+import { freePort } from '../support/ports.js';
+import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../support/recipe-fakes.js';
+import { recipeCaption, recipeEnv } from '../support/recipes.js';
+import { startTestStack, type TestStack } from '../support/stack.js';
+
+/**
+ * The web interface end to end, in headless Chromium against one stack (API and every worker) with the fake
+ * transcription backend, recipe model, recipe manager and social site: each flow as a user goes through it.
+ */
+let stack: TestStack;
+let asr: FakeAsr;
+let site: FakeSocialSite;
+let llm: FakeLlm;
+let manager: FakeRecipeManager;
+let ytdlp: FakeYtDlp;
+let b: TestBrowser;
+let sources: string;
+
+const LIBRARY = '/local/widget-kit';
+const GUIDE = `# Guide
+
+## Rendering
+
+Call render with a root element to mount a widget tree into the page.
+
+\`\`\`ts
+import { render } from 'widget-kit';
+render(document.getElementById('root'));
+\`\`\`
+`;
+
+beforeAll(async () => {
+  let port: number;
+  [asr, site, llm, manager, ytdlp, port] = await Promise.all([FakeAsr.start(), FakeSocialSite.start(), FakeLlm.start(), FakeRecipeManager.start('mealie'), FakeYtDlp.create(), freePort()]);
+  asr.autoCompleteMs = 200;
+  sources = fs.mkdtempSync(path.join(os.tmpdir(), 'gristmill-web-sources-'));
+  const repo = new TestRepo(path.join(sources, 'widget-kit'));
+  repo.write({ 'README.md': '# Widget Kit\n\nWidget Kit renders widgets in the browser and on the server.\n', 'docs/guide.md': GUIDE });
+  repo.commit('first');
+  repo.tag('v1.0.0');
+  fs.mkdirSync(path.join(sources, 'not-a-repo'));
+
+  [stack, b] = await Promise.all([
+    startTestStack({
+      env: {
+        PORT: String(port),
+        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+        LOCAL_SOURCE_ROOTS: sources,
+        ASR_BASE_URL: asr.url,
+        ...recipeEnv({ llm, manager, ytdlp }),
+      },
+    }),
+    // Two seconds of a tone with pauses, at the rate Chromium's fake microphone plays.
+    launchBrowser({ microphone: wav({ seconds: 3, sampleRate: 48_000, pauses: true }) }),
+  ]);
+});
+afterAll(async () => {
+  await b?.close();
+  await stack?.stop();
+  await Promise.allSettled([asr?.close(), site?.close(), llm?.close(), manager?.close(), ytdlp?.remove()]);
+  if (sources) fs.rmSync(sources, { recursive: true, force: true });
+});
+
+/** A screenshot of the state a failing test left, next to the others. */
+function screenshotOnFailure(name: string): void {
+  onTestFailed(async () => {
+    await b.screenshot(`${name}-failed`).catch(() => undefined);
+  });
+}
+
+/** Console errors other than the browser's own line for a 4xx/5xx answer (the UI shows those itself). */
+const unexpectedErrors = () => b.pageErrors.filter((e) => !e.startsWith('Failed to load resource'));
+
+describe('the web interface, in a browser', () => {
+  it('adds a local library through the folder picker and shows it indexing live until it is indexed', async () => {
+    screenshotOnFailure('libraries');
+    const { page } = b;
+    await page.goto(`${stack.url}/`);
+    await expect(page.title()).resolves.toBe('Libraries · Gristmill');
+
+    // A folder that is not a repository: the API's message is shown as it is.
+    await page.getByRole('radio', { name: 'Folder on the server' }).check();
+    await page.getByLabel('Folder', { exact: true }).fill(path.join(sources, 'missing'));
+    await page.getByRole('button', { name: 'Add library' }).click();
+    await expect(page.getByRole('alert').first().textContent()).resolves.toContain(path.join(sources, 'missing'));
+
+    // The folder picker starts in LOCAL_SOURCE_ROOTS and marks repositories.
+    await page.getByRole('button', { name: 'Browse…' }).click();
+    const picker = page.getByRole('dialog', { name: 'Choose a folder on the server' });
+    await picker.getByTestId('picker-path').filter({ hasText: sources }).waitFor();
+    await picker.getByRole('listitem').filter({ hasText: 'widget-kit' }).getByText('git').waitFor();
+    await picker.getByRole('button', { name: 'widget-kit' }).click();
+    await picker.getByTestId('picker-path').filter({ hasText: path.join(sources, 'widget-kit') }).waitFor();
+    await picker.getByRole('button', { name: 'Choose this folder' }).click();
+    await expect(page.getByLabel('Folder', { exact: true }).inputValue()).resolves.toBe(path.join(sources, 'widget-kit'));
+
+    // Record what the live progress line shows while the job runs (page code as a string: the tests compile
+    // without the DOM library).
+    await page.evaluate(`(() => {
+      const seen = (window.progressSeen = []);
+      new MutationObserver(() => {
+        for (const el of document.querySelectorAll('[data-testid="job-progress"]')) seen.push(el.textContent || '');
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    })()`);
+    await page.getByRole('button', { name: 'Add library' }).click();
+    await page.getByRole('status').filter({ hasText: `Added ${LIBRARY}; indexing has started.` }).waitFor();
+
+    const row = page.locator(`[data-library-id="${LIBRARY}"]`);
+    await page.locator(`[data-library-id="${LIBRARY}"][data-state="indexed"]`).waitFor({ timeout: 30_000 });
+    const progressSeen = await page.evaluate<string[]>('window.progressSeen');
+    expect(progressSeen.length, 'the progress line was shown').toBeGreaterThan(0);
+    expect(progressSeen.join(' ')).toMatch(/queued|crawling|parsing|writing|embedding|statistics/);
+    const count = await row.getByTestId('snippet-count').textContent();
+    expect(Number(/^(\d+) snippets$/.exec(count ?? '')?.[1])).toBeGreaterThan(0);
+    await expect(row.getByTestId('job-progress').count()).resolves.toBe(0);
+
+    // Versions: the tag is discovered and indexed from the row.
+    await row.getByRole('button', { name: 'Versions' }).click();
+    await row.getByRole('button', { name: 'Discover tags' }).click();
+    await row.getByRole('button', { name: 'Add version v1.0.0' }).click();
+    await row.locator(`[data-version-id="${LIBRARY}/v1.0.0"]`).getByText('indexed', { exact: true }).waitFor({ timeout: 30_000 });
+
+    await b.screenshot('libraries-indexed');
+    await b.screenshot('libraries-indexed-phone', { phone: true });
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('searches the library and shows each result with its type, breadcrumb, language and tokens; and the text view', async () => {
+    screenshotOnFailure('search');
+    const { page } = b;
+    await page.locator(`[data-library-id="${LIBRARY}"]`).getByRole('link', { name: 'Search' }).click();
+    await page.waitForURL(/\/search\?library=%2Flocal%2Fwidget-kit$/);
+    await expect(page.getByRole('combobox', { name: /^Library/ }).inputValue()).resolves.toBe(LIBRARY);
+    await page.getByRole('searchbox', { name: 'Query' }).fill('mount a widget tree');
+    await page.getByRole('combobox', { name: /^Mode/ }).selectOption('keyword');
+    await page.getByLabel('Token budget').fill('5000');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+
+    const results = page.locator('.results > li');
+    await results.first().waitFor();
+    expect(Number(await page.getByTestId('result-count').textContent())).toBeGreaterThan(0);
+    const first = results.first();
+    await expect(first.locator('.breadcrumb').textContent()).resolves.toContain('Rendering');
+    await expect(first.locator('.badge').textContent()).resolves.toMatch(/^(code|info)$/);
+    await expect(first.locator('.meta').textContent()).resolves.toMatch(/docs\/guide\.md.* · \d+ tokens/);
+    await expect(page.locator('.results .lang').first().textContent()).resolves.toContain('ts');
+    // The query is in the address, so the page can be shared.
+    expect(new URL(page.url()).searchParams.get('q')).toBe('mount a widget tree');
+
+    await b.context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.getByRole('button', { name: `Copy library id: ${LIBRARY}` }).click();
+    await expect(page.evaluate<string>('navigator.clipboard.readText()')).resolves.toBe(LIBRARY);
+
+    await b.screenshot('search-results');
+    await b.screenshot('search-results-phone', { phone: true });
+
+    await page.getByRole('button', { name: 'Show as text' }).click();
+    const text = await page.getByTestId('text-view').textContent();
+    expect(text).toContain('## Context Results');
+    expect(text).toContain(`Repository: widget-kit (${LIBRARY})`);
+
+    // A version of the library is searched as /owner/repo/<tag>.
+    await page.getByRole('combobox', { name: /^Version/ }).selectOption('v1.0.0');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'results from widget-kit v1.0.0' }).waitFor();
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('records two seconds from the microphone and shows the transcript from the backend, with downloads', async () => {
+    screenshotOnFailure('transcripts');
+    const { page } = b;
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Transcripts' }).click();
+    await page.getByRole('button', { name: 'Start recording' }).click();
+    await page.getByTestId('record-time').filter({ hasText: '00:02' }).waitFor();
+    await page.getByRole('button', { name: 'Stop recording' }).click();
+    await page.getByLabel('The recording').waitFor();
+    await page.getByLabel('Title (default: Recording and the date)').fill('Kitchen memo');
+    await page.getByRole('button', { name: 'Transcribe recording' }).click();
+
+    const job = page.locator('[data-job-id]').filter({ hasText: 'Kitchen memo' });
+    await job.first().waitFor();
+    await page.locator('[data-job-id][data-status="done"]').filter({ hasText: 'Kitchen memo' }).waitFor({ timeout: 45_000 });
+    const transcript = job.getByTestId('transcript');
+    await transcript.waitFor();
+    await expect(transcript.textContent()).resolves.toContain('sentence number 1 of the demo');
+
+    // What reached the backend: the recording, as 16 kHz mono WAV, about two seconds of it.
+    const submission = asr.jobs.at(-1)!;
+    expect(submission.isWav).toBe(true);
+    const seconds = (submission.bytes - 44) / 32_000;
+    expect(seconds).toBeGreaterThan(1.5);
+    expect(seconds).toBeLessThan(4);
+
+    // The SRT link downloads the file.
+    const srtLink = job.getByRole('link', { name: 'SRT' });
+    const [download] = await Promise.all([page.waitForEvent('download'), srtLink.click()]);
+    expect(download.suggestedFilename()).toBe('Kitchen-memo.srt');
+    const srt = fs.readFileSync((await download.path())!, 'utf8');
+    expect(srt).toMatch(/^1\r?\n00:00:00,000 --> 00:00:0\d,\d{3}\r?\nsentence number 1 of the demo\r?\n/);
+
+    await b.screenshot('transcript-done');
+    await b.screenshot('transcript-done-phone', { phone: true });
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('queues a recipe post and shows it succeed, with a link to the recipe in the recipe manager', async () => {
+    screenshotOnFailure('recipes');
+    const { page } = b;
+    const post = site.add('lemon-pasta', { title: 'Lemon pasta', caption: recipeCaption('Lemon pasta'), picture: true });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Recipes' }).click();
+    await page.getByLabel('Post URL').fill(post);
+    await page.getByRole('button', { name: 'Queue' }).click();
+    await page.getByRole('status').filter({ hasText: `Queued ${post}` }).waitFor();
+
+    const item = page.locator('[data-item-id][data-status="success"]').filter({ hasText: post });
+    await item.waitFor({ timeout: 30_000 });
+    await expect(item.locator('h3').textContent()).resolves.toBe('Lemon pasta');
+    await expect(item.locator('.phases > li[data-status="completed"]').count()).resolves.toBe(3);
+    await expect(item.getByTestId('recipe-link').getAttribute('href')).resolves.toBe(`${manager.url}/g/home/r/lemon-pasta`);
+
+    await b.screenshot('recipe-success');
+    await b.screenshot('recipe-success-phone', { phone: true });
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('takes a post shared from a phone (the share target) straight into the queue', async () => {
+    screenshotOnFailure('share');
+    const { page } = b;
+    const post = site.add('tomato-soup', { title: 'Tomato soup', caption: recipeCaption('Tomato soup') });
+    const shared = new URLSearchParams({ title: 'Tomato soup', text: `So good!! ${post}?igsh=abc123 #soup` });
+    await page.goto(`${stack.url}/recipes/share?${shared}`);
+    await page.waitForURL(`${stack.url}/recipes`);
+    await page.locator('[data-item-id][data-status="success"]').filter({ hasText: post }).waitFor({ timeout: 30_000 });
+
+    // Nothing to take: the user is told, and the text is there to fix.
+    await page.goto(`${stack.url}/recipes/share?${new URLSearchParams({ text: 'no link here' })}`);
+    await expect(page.getByRole('alert').first().textContent()).resolves.toContain('has no link in it');
+    await expect(page.getByLabel('Post URL').inputValue()).resolves.toBe('no link here');
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('changes settings and tells why an embedding profile cannot connect', async () => {
+    screenshotOnFailure('settings');
+    const { page } = b;
+    await page.goto(`${stack.url}/settings`);
+    const jobs = page.getByLabel('Jobs at once');
+    await expect.poll(() => jobs.inputValue()).toMatch(/^\d+$/);
+    await jobs.fill('1');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved: up to 1 indexing job at once.' }).waitFor();
+
+    await page.getByLabel('New profile from').selectOption({ label: 'Local server (Ollama, LM Studio)' });
+    // A server with no embeddings endpoint (the fake model's): the provider's own explanation is shown.
+    await page.getByLabel('Base URL').fill(llm.baseUrl);
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await expect(page.getByRole('alert').first().textContent()).resolves.toContain('The embedding endpoint or model was not found (404)');
+    await b.screenshot('settings');
+    await b.screenshot('settings-phone', { phone: true });
+  });
+});
