@@ -19,12 +19,13 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm,sharing=locked \
     npm ci --no-audit --no-fund
 
-# ---- build: TypeScript -> dist/, then the prebuilt workflow bundle (dist/workflow-bundle.js) ----------
+# ---- build: TypeScript -> dist/, the prebuilt workflow bundle (dist/workflow-bundle.js) and the web app (dist/web) --
 FROM deps AS build
 COPY . .
 RUN npm run build \
  && test -f dist/bin/start.js \
- && test -f dist/workflow-bundle.js
+ && test -f dist/workflow-bundle.js \
+ && test -f dist/web/index.html
 
 # ---- prod-deps: runtime dependencies only ---------------------------------------------------------------
 # embedded-postgres is a runtime dependency but stays idle because DATABASE_URL is always set here.
@@ -55,6 +56,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 # Application files stay owned by root: the node user can read them, not change them.
 COPY --from=prod-deps /app/node_modules ./node_modules
+# dist/web is the web interface the API serves at / (built above; the image has no esbuild).
 COPY --from=build /app/dist ./dist
 # package.json is needed at run time: its "type": "module" makes node load dist/**/*.js as ES modules.
 COPY package.json ./

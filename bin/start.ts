@@ -7,6 +7,7 @@ await runMain('gristmill', async (config, log) => {
   const stack = await startStack({ config, log, api: true, queues: TASK_QUEUE_NAMES, services: 'embedded' });
   log.info('Gristmill is up', {
     api: stack.api?.url,
+    webInterface: stack.api && `${stack.api.url}/`,
     temporalUi: stack.temporalUiUrl ?? `(external Temporal at ${config.temporalAddress})`,
     dataDir: config.dataDir,
   });
