@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { type TestBrowser, launchBrowser } from '../support/browser.js';
 import { FakeAsr } from '../support/fake-asr.js';
 import { TestRepo } from '../support/git.js';
+import { json } from '../support/http.js';
 import { wav } from '../support/media.js';
 import { freePort } from '../support/ports.js';
 import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../support/recipe-fakes.js';
@@ -206,8 +207,31 @@ describe('the web interface, in a browser', () => {
     const srt = fs.readFileSync((await download.path())!, 'utf8');
     expect(srt).toMatch(/^1\r?\n00:00:00,000 --> 00:00:0\d,\d{3}\r?\nsentence number 1 of the demo\r?\n/);
 
+    // Push cannot work in this headless browser, and the page says why instead of offering a button that fails.
+    await expect(page.getByTestId('push-unavailable').textContent()).resolves.toMatch(/blocked|HTTPS|cannot receive/);
+
     await b.screenshot('transcript-done');
     await b.screenshot('transcript-done-phone', { phone: true });
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('uploads a file, cancels the job while the backend has it, and retries it to the end', async () => {
+    screenshotOnFailure('transcripts-cancel');
+    const { page } = b;
+    asr.autoCompleteMs = undefined; // the backend keeps the job until told
+    await page.getByLabel('Audio or video file').setInputFiles({ name: 'Standup.wav', mimeType: 'audio/wav', buffer: wav({ seconds: 2, pauses: true }) });
+    await page.getByRole('button', { name: 'Upload and transcribe' }).click();
+    const job = page.locator('[data-job-id]').filter({ hasText: 'Standup' });
+    await job.getByText(/^transcribing · \d+%$/).waitFor({ timeout: 30_000 });
+    const jobId = await job.getAttribute('data-job-id');
+    await job.getByRole('button', { name: 'Cancel' }).click();
+    await page.locator(`[data-job-id="${jobId}"][data-status="cancelled"]`).waitFor();
+    await expect.poll(() => asr.cancels.length).toBeGreaterThan(0); // the backend was asked to cancel its job
+
+    asr.autoCompleteMs = 200;
+    await job.getByRole('button', { name: 'Retry' }).click();
+    await page.locator(`[data-job-id="${jobId}"][data-status="done"]`).waitFor({ timeout: 30_000 });
+    await expect(job.getByTestId('transcript').textContent()).resolves.toContain('sentence number 1 of the demo');
     expect(unexpectedErrors()).toEqual([]);
   });
 
@@ -228,6 +252,25 @@ describe('the web interface, in a browser', () => {
 
     await b.screenshot('recipe-success');
     await b.screenshot('recipe-success-phone', { phone: true });
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('shows why a post failed, and retries it once the problem is fixed', async () => {
+    screenshotOnFailure('recipes-retry');
+    const { page } = b;
+    const post = site.add('gone-post', { title: 'Gone', caption: recipeCaption('Risotto'), status: 404 });
+    await page.getByLabel('Post URL').fill(post);
+    await page.getByRole('button', { name: 'Queue' }).click();
+    const item = page.locator('[data-item-id]').filter({ hasText: post });
+    await page.locator('[data-item-id][data-status="error"]').filter({ hasText: post }).waitFor({ timeout: 30_000 });
+    await expect(item.getByRole('alert').textContent()).resolves.toContain('404');
+    await expect(item.locator('.phases > li[data-status="error"] .phase-name').textContent()).resolves.toBe('Read the post');
+
+    site.pages.get('gone-post')!.status = 200;
+    await item.getByRole('button', { name: 'Retry' }).click();
+    await page.locator('[data-item-id][data-status="success"]').filter({ hasText: post }).waitFor({ timeout: 30_000 });
+    await expect(item.getByRole('alert').count()).resolves.toBe(0);
+    await expect(item.locator('.meta').textContent()).resolves.toContain('run 2');
     expect(unexpectedErrors()).toEqual([]);
   });
 
@@ -264,5 +307,25 @@ describe('the web interface, in a browser', () => {
     await expect(page.getByRole('alert').first().textContent()).resolves.toContain('The embedding endpoint or model was not found (404)');
     await b.screenshot('settings');
     await b.screenshot('settings-phone', { phone: true });
+  });
+
+  it('deletes the library after a confirmation', async () => {
+    screenshotOnFailure('delete');
+    const { page } = b;
+    await page.goto(`${stack.url}/`);
+    const row = page.locator(`[data-library-id="${LIBRARY}"]`);
+    await row.getByRole('button', { name: 'Delete' }).click();
+    const dialog = page.getByRole('dialog', { name: `Delete ${LIBRARY}?` });
+    // Escape cancels: nothing is deleted.
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    await expect(row.count()).resolves.toBe(1);
+
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await dialog.getByRole('button', { name: 'Delete library' }).click();
+    await page.getByText('No libraries yet: add a repository above.').waitFor();
+    expect((await json(await fetch(`${stack.url}/api/v1/libs`))).total).toBe(0);
+    expect(unexpectedErrors()).toEqual([]);
   });
 });

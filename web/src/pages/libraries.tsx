@@ -231,7 +231,7 @@ function LibraryRow({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget
       <JobLine job={job} what={lib.id} />
       <div class="actions">
         <button type="button" disabled={busy} onClick={() => action.run(async () => (await api(`/api/v1/libs/${enc(lib.id)}/index`, { method: 'POST' }), await onChanged()))}>
-          Re-index
+          {lib.lastIndexedAt ? 'Re-index' : 'Index'}
         </button>
         <button type="button" class="secondary" aria-expanded={showVersions} onClick={() => setShowVersions(!showVersions)}>
           Versions
