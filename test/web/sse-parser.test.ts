@@ -27,6 +27,14 @@ describe('the event-stream parser', () => {
     expect(p.push('data:x\n\n')).toEqual([{ event: 'message', data: 'x', lastEventId: '41' }]);
   });
 
+  it('drops a half-received event on reset (a new connection) but keeps the position', () => {
+    const p = new SseParser();
+    p.push('id: 5\ndata: {}\n\nid: 6\ndata: {"cut');
+    p.reset();
+    expect(p.lastEventId).toBe('5');
+    expect(p.push('id: 6\ndata: {"whole":true}\n\n')).toEqual([{ event: 'message', data: '{"whole":true}', lastEventId: '6' }]);
+  });
+
   it('waits for the blank line before dispatching', () => {
     const p = new SseParser();
     expect(p.push('event: done\ndata: {}\n')).toEqual([]);

@@ -130,6 +130,7 @@ export function openStream(path: string, h: StreamHandlers): () => void {
         const res = await send(path, { headers, signal: controller.signal, cache: 'no-store' });
         if (res.status === 204 || !res.body) return;
         delay = 1000;
+        parser.reset();
         h.onProblem?.(null);
         h.onOpen?.();
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -72,9 +72,9 @@ export function Progress({ value, label }: { value: number; label: string }) {
   return <progress max={100} value={value} aria-label={label} title={`${value}%`} />;
 }
 
-export function Link({ href, children, class: cls }: { href: string; children: ComponentChildren; class?: string }) {
+export function Link({ href, children, class: cls, label }: { href: string; children: ComponentChildren; class?: string; label?: string }) {
   return (
-    <a href={href} onClick={onLinkClick} class={cls}>
+    <a href={href} onClick={onLinkClick} class={cls} aria-label={label}>
       {children}
     </a>
   );

@@ -16,7 +16,17 @@ export class SseParser {
   private buffer = '';
   private data: string[] = [];
   private event = '';
+  /** The id of the message being received; it becomes `lastEventId` only once the message is complete. */
+  private idBuffer: string | undefined;
   lastEventId: string | undefined;
+
+  /** A new connection: whatever was half-received is dropped; the last complete message's id is what resumes. */
+  reset(): void {
+    this.buffer = '';
+    this.data = [];
+    this.event = '';
+    this.idBuffer = this.lastEventId;
+  }
 
   push(chunk: string): SseEvent[] {
     this.buffer += chunk;
@@ -36,6 +46,7 @@ export class SseParser {
   private line(line: string): SseEvent | undefined {
     if (line === '') {
       // A blank line dispatches; an event without data lines dispatches nothing (its id still counts).
+      this.lastEventId = this.idBuffer;
       const e = this.data.length ? { event: this.event || 'message', data: this.data.join('\n'), lastEventId: this.lastEventId } : undefined;
       this.data = [];
       this.event = '';
@@ -48,7 +59,7 @@ export class SseParser {
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') this.data.push(value);
     else if (field === 'event') this.event = value;
-    else if (field === 'id' && !value.includes('\0')) this.lastEventId = value;
+    else if (field === 'id' && !value.includes('\0')) this.idBuffer = value;
     return undefined;
   }
 }

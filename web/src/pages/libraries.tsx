@@ -230,17 +230,22 @@ function LibraryRow({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget
       </p>
       <JobLine job={job} what={lib.id} />
       <div class="actions">
-        <button type="button" disabled={busy} onClick={() => action.run(async () => (await api(`/api/v1/libs/${enc(lib.id)}/index`, { method: 'POST' }), await onChanged()))}>
+        <button
+          type="button"
+          disabled={busy}
+          aria-label={`${lib.lastIndexedAt ? 'Re-index' : 'Index'} ${lib.id}`}
+          onClick={() => action.run(async () => (await api(`/api/v1/libs/${enc(lib.id)}/index`, { method: 'POST' }), await onChanged()))}
+        >
           {lib.lastIndexedAt ? 'Re-index' : 'Index'}
         </button>
-        <button type="button" class="secondary" aria-expanded={showVersions} onClick={() => setShowVersions(!showVersions)}>
+        <button type="button" class="secondary" aria-expanded={showVersions} aria-label={`Versions of ${lib.id}`} onClick={() => setShowVersions(!showVersions)}>
           Versions
         </button>
-        <Link href={`/search?library=${enc(lib.id)}`} class="button secondary">
+        <Link href={`/search?library=${enc(lib.id)}`} class="button secondary" label={`Search ${lib.id}`}>
           Search
         </Link>
         <CopyButton text={lib.id} label="Copy id" />
-        <button type="button" class="danger" onClick={() => setConfirming(true)}>
+        <button type="button" class="danger" aria-label={`Delete ${lib.id}`} onClick={() => setConfirming(true)}>
           Delete
         </button>
       </div>
@@ -314,7 +319,13 @@ function Versions({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget; 
               </p>
               <JobLine job={jobs.get(v.id)} what={v.id} />
               <div class="actions">
-                <button type="button" class="secondary" disabled={action.busy} onClick={() => action.run(async () => (await api(`${base}/${enc(v.tag)}/index`, { method: 'POST' }), await load()))}>
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={action.busy}
+                  aria-label={`Index ${v.tag}`}
+                  onClick={() => action.run(async () => (await api(`${base}/${enc(v.tag)}/index`, { method: 'POST' }), await load()))}
+                >
                   Index
                 </button>
                 <button type="button" class="danger" disabled={action.busy} onClick={() => action.run(async () => (await api(`${base}/${enc(v.tag)}`, { method: 'DELETE' }), await Promise.all([load(), onChanged()])))}>

@@ -165,6 +165,7 @@ function Item({ item, onChanged }: { item: QueueItem; onChanged: (i: QueueItem) 
           <button
             type="button"
             disabled={action.busy}
+            aria-label={`Retry ${item.url}`}
             onClick={() => action.run(async () => onChanged((await api<{ item: QueueItem }>(`/api/queue/${item.id}/retry`, { method: 'POST' })).item))}
           >
             Retry

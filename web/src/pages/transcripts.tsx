@@ -347,12 +347,23 @@ function JobRow({ job, openTranscript, onChanged }: { job: TranscriptionJob; ope
       )}
       <div class="actions">
         {ACTIVE.has(job.status) && (
-          <button type="button" class="danger" disabled={action.busy} onClick={() => action.run(async () => onChanged(await api<TranscriptionJob>(`/api/jobs/${job.id}`, { method: 'DELETE' })))}>
+          <button
+            type="button"
+            class="danger"
+            disabled={action.busy}
+            aria-label={`Cancel ${job.title}`}
+            onClick={() => action.run(async () => onChanged(await api<TranscriptionJob>(`/api/jobs/${job.id}`, { method: 'DELETE' })))}
+          >
             Cancel
           </button>
         )}
         {RETRYABLE.has(job.status) && (
-          <button type="button" disabled={action.busy} onClick={() => action.run(async () => onChanged(await api<TranscriptionJob>(`/api/jobs/${job.id}/retry`, { method: 'POST' })))}>
+          <button
+            type="button"
+            disabled={action.busy}
+            aria-label={`Retry ${job.title}`}
+            onClick={() => action.run(async () => onChanged(await api<TranscriptionJob>(`/api/jobs/${job.id}/retry`, { method: 'POST' })))}
+          >
             Retry
           </button>
         )}
