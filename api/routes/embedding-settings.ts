@@ -87,7 +87,8 @@ export const embeddingSettingsRoutes: RouteFactory = (deps) => {
           if (!active) throw new ProviderTestError('No embedding profile is active: search is keyword-only');
           target = active;
         }
-        const provider = createProvider(target, deps.config);
+        // A test reports the first failure at once (indexing keeps its retries): a button must not hang for a minute.
+        const provider = createProvider({ ...target, config: { ...target.config, maxAttempts: 1 } }, deps.config);
         if (!provider) {
           ctx.body = { ok: true, model: null, dimensions: 0, latencyMs: 0, keywordOnly: true };
           return;

@@ -101,6 +101,14 @@ describe('embedding profiles', () => {
     expectError(bad, 502, 'EMBEDDING_PROVIDER_ERROR');
     expect(bad.body.error).toContain('401');
     expect(JSON.stringify(bad.body)).not.toContain('sk-not-the-right-key-1');
+    // An overloaded server fails the test at its first answer, not after the retries indexing would make.
+    const before = fake.requests.length;
+    fake.script.push({ status: 503, retryAfter: '5' }, { status: 503, retryAfter: '5' });
+    const busy = await call('POST', '/api/v1/settings/embedding/test', { profileId: 'remote' });
+    expectError(busy, 502, 'EMBEDDING_PROVIDER_ERROR');
+    expect(busy.body.error).toContain('503');
+    expect(fake.requests.length - before).toBe(1);
+    fake.script.length = 0;
   });
 
   it('switching the active profile embeds the indexed libraries for it through indexing jobs', async () => {
