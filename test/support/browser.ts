@@ -3,8 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { createLogger, type LogLevel } from '../../core/log.js';
-import { findChromium } from '../../runtime/chromium.js';
+import { inject } from 'vitest';
 
 /** Where screenshots go (gitignored): test-artifacts/web/<name>.png. */
 export const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/web/', import.meta.url));
@@ -28,8 +27,9 @@ export interface TestBrowser {
  * Chromium's fake device, which plays that WAV file (16-bit PCM) in a loop.
  */
 export async function launchBrowser(o: { microphone?: Buffer } = {}): Promise<TestBrowser> {
-  const log = createLogger((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn', 'browser');
-  const binary = await findChromium(log, { explicit: process.env.CHROMIUM_PATH });
+  // Found or installed once for the run by global-setup.ts.
+  const binary = inject('chromium');
+  if ('error' in binary) throw new Error(binary.error);
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-chromium-'));
   const wav = path.join(dir, 'microphone.wav');
   if (o.microphone) await fs.writeFile(wav, o.microphone);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { createLogger, type LogLevel } from '../../core/log.js';
 import { startEmbeddedPostgres } from '../../runtime/postgres.js';
+import { findChromium } from '../../runtime/chromium.js';
 import { findTemporalCli, startDevServer, waitForTemporal } from '../../runtime/temporal.js';
 import { freePort } from './ports.js';
 
@@ -11,12 +12,15 @@ declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
     temporalAddress: string;
+    /** Chromium for the browser tests, or why there is none (only those tests fail then). */
+    chromium: { path: string } | { error: string };
   }
 }
 
 /**
  * Provisions the real servers once, with the same code as `npm start`: an embedded PostgreSQL (never a server the
- * machine happens to run) and the Temporal dev server, or TEMPORAL_ADDRESS when it is set.
+ * machine happens to run) and the Temporal dev server, or TEMPORAL_ADDRESS when it is set. Chromium is found or
+ * installed here too, once: test files running in parallel must not race each other through apt-get.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = createLogger((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn', 'test-setup');
@@ -25,7 +29,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const [pgPort, temporalPort] = await Promise.all([freePort(), freePort()]);
   const external = process.env.TEMPORAL_ADDRESS;
 
-  const [pg, temporal] = await Promise.all([
+  const [pg, temporal, chromium] = await Promise.all([
     startEmbeddedPostgres({ dataDir: dir, port: pgPort, log }),
     external
       ? waitForTemporal(external).then(() => ({ address: external, stop: async () => {} }))
@@ -40,9 +44,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
             log,
           }),
         ),
+    findChromium(log, { explicit: process.env.CHROMIUM_PATH }).then(
+      (c) => ({ path: c.path }),
+      (err: Error) => ({ error: err.message }),
+    ),
   ]);
   project.provide('databaseUrl', pg.url);
   project.provide('temporalAddress', temporal.address);
+  project.provide('chromium', chromium);
 
   return async () => {
     await Promise.allSettled([temporal.stop(), pg.stop()]);
