@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { download, hasApiKey, openStream, type StreamHandlers } from './api.js';
+import { api, download, hasApiKey, openStream, type StreamHandlers } from './api.js';
 import { onLinkClick } from './router.js';
 
 /** Small pieces every page uses. */
@@ -42,6 +42,49 @@ export function useStream(path: string, handlers: StreamHandlers): string | null
     [path],
   );
   return problem;
+}
+
+/** A list of jobs or items from the API, kept current by an event stream. */
+export interface LiveList<T> {
+  items: T[] | null;
+  loadError: string | null;
+  /** What to tell the user about the stream, when it is not connected. */
+  streamProblem: string | null;
+  reload(): Promise<void>;
+  /** Replaces the entry with the same id, or puts the new one first. */
+  upsert(item: T): void;
+  /** Changes the entry with this id; an id the list does not have (started elsewhere) reloads the list. */
+  patch(id: string, change: (item: T) => T): void;
+}
+
+/**
+ * Loads `listPath` (a `{items}` page) at once and again whenever the stream at `streamPath` (re)connects, so nothing
+ * that happened in between is missed; `onEvent` applies each event to the list.
+ */
+export function useLiveList<T extends { id: string }>(listPath: string, streamPath: string, onEvent: (list: LiveList<T>, event: string, data: unknown) => void): LiveList<T> {
+  const [items, setItems] = useState<T[] | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const reload = async () => {
+    try {
+      setItems((await api<{ items: T[] }>(listPath)).items);
+      setLoadError(null);
+    } catch (err) {
+      setLoadError(messageOf(err));
+    }
+  };
+  const upsert = (item: T) => setItems((list) => (list?.some((i) => i.id === item.id) ? list.map((i) => (i.id === item.id ? item : i)) : [item, ...(list ?? [])]));
+  const patch = (id: string, change: (item: T) => T) =>
+    setItems((list) => {
+      if (!list?.some((i) => i.id === id)) {
+        void reload();
+        return list;
+      }
+      return list.map((i) => (i.id === id ? change(i) : i));
+    });
+  useEffect(() => void reload(), [listPath]);
+  const live: LiveList<T> = { items, loadError, streamProblem: null, reload, upsert, patch };
+  live.streamProblem = useStream(streamPath, { onOpen: () => void reload(), onEvent: (event, data) => onEvent(live, event, data) });
+  return live;
 }
 
 export function ErrorText({ error }: { error: string | null | undefined }) {

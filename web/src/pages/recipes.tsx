@@ -1,10 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Badge, ErrorText, formatDate, Notice, Section, messageOf, useAction, useStream } from '../components.js';
+import { Badge, ErrorText, formatDate, Notice, Section, useAction, useLiveList } from '../components.js';
 import { PushOptIn } from '../push.js';
 import { navigate } from '../router.js';
 import { extractSharedUrl } from '../share.js';
-import type { Page, QueueItem, QueueUpdate } from '../types.js';
+import type { QueueItem, QueueUpdate } from '../types.js';
 
 const RETRYABLE = new Set(['error', 'unhealthy']);
 const PHASE_LABELS: Record<string, string> = { extraction: 'Read the post', parsing: 'Understand the recipe', uploading: 'Save to the recipe manager' };
@@ -14,41 +14,17 @@ const PHASE_LABELS: Record<string, string> = { extraction: 'Read the post', pars
  * /recipes/share), follow every item's phases live, retry failures, open the imported recipe.
  */
 export function RecipesPage({ share }: { share?: boolean }) {
-  const [items, setItems] = useState<QueueItem[] | null>(null);
-  const [loadError, setLoadError] = useState<string | null>(null);
-
-  const reload = async () => {
-    try {
-      setItems((await api<Page<QueueItem>>('/api/queue?limit=30')).items);
-      setLoadError(null);
-    } catch (err) {
-      setLoadError(messageOf(err));
-    }
-  };
-  const upsert = (item: QueueItem) => setItems((list) => (list?.some((i) => i.id === item.id) ? list.map((i) => (i.id === item.id ? item : i)) : [item, ...(list ?? [])]));
-
-  // Loaded at once, and again whenever the stream (re)connects, so nothing that happened in between is missed.
-  useEffect(() => void reload(), []);
-  const streamProblem = useStream('/api/queue/stream', {
-    onOpen: () => void reload(),
-    onEvent: (event, raw) => {
-      if (event !== 'queue-update') return;
-      const u = raw as QueueUpdate;
-      setItems((list) => {
-        if (!list?.some((i) => i.id === u.itemId)) {
-          void reload();
-          return list;
-        }
-        return list.map((i) => {
-          if (i.id !== u.itemId) return i;
-          // An update carries the item's status, phases and error; results only as phases complete, and a run
-          // that starts again (pending) starts with none.
-          const results = u.results ?? (u.status === 'pending' ? undefined : i.results);
-          return { ...i, status: u.status, phases: u.progress ?? i.phases, results, error: u.error };
-        });
-      });
-    },
+  const queue = useLiveList<QueueItem>('/api/queue?limit=30', '/api/queue/stream', (list, event, raw) => {
+    if (event !== 'queue-update') return;
+    const u = raw as QueueUpdate;
+    list.patch(u.itemId, (i) => {
+      // An update carries the item's status, phases and error; results only as phases complete, and a run that
+      // starts again (pending) starts with none.
+      const results = u.results ?? (u.status === 'pending' ? undefined : i.results);
+      return { ...i, status: u.status, phases: u.progress ?? i.phases, results, error: u.error };
+    });
   });
+  const { items, loadError, streamProblem, upsert } = queue;
 
   return (
     <>

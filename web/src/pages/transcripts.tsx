@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Badge, DownloadLink, ErrorText, formatClock, formatDate, Notice, Progress, Section, messageOf, useAction, useStream } from '../components.js';
+import { Badge, DownloadLink, ErrorText, formatClock, formatDate, Notice, Progress, Section, messageOf, useAction, useLiveList } from '../components.js';
 import { PushOptIn } from '../push.js';
-import type { Page, TranscriptionJob } from '../types.js';
+import type { TranscriptionJob } from '../types.js';
 
 const ACTIVE = new Set(['pending', 'processing']);
 const RETRYABLE = new Set(['failed', 'cancelled']);
@@ -10,46 +10,23 @@ const FORMATS = ['srt', 'txt', 'md', 'json'] as const;
 
 /** Transcription: submit a link, upload a file or record from the microphone; follow jobs live; download results. */
 export function TranscriptsPage() {
-  const [jobs, setJobs] = useState<TranscriptionJob[] | null>(null);
-  const [loadError, setLoadError] = useState<string | null>(null);
   /** Jobs seen finishing while the page was open: their transcript opens by itself. */
   const [justDone, setJustDone] = useState<Set<string>>(new Set());
-
-  const reload = async () => {
-    try {
-      setJobs((await api<Page<TranscriptionJob>>('/api/jobs?limit=30')).items);
-      setLoadError(null);
-    } catch (err) {
-      setLoadError(messageOf(err));
+  const live = useLiveList<TranscriptionJob>('/api/jobs?limit=30', '/api/jobs/events', (list, event, raw) => {
+    const d = raw as Partial<TranscriptionJob> & { jobId?: string; message?: string };
+    if (!d?.jobId) return;
+    const id = d.jobId;
+    if (event === 'status') {
+      list.patch(id, (j) => ({ ...j, status: d.status ?? j.status, progress: d.progress ?? j.progress, stage: d.stage ?? j.stage, stageDetail: d.stageDetail ?? null, error: d.error ?? null }));
+    } else if (event === 'done') {
+      // The list's entry lacks files and segments: read the finished job.
+      void api<TranscriptionJob>(`/api/jobs/${id}`).then((job) => {
+        list.upsert(job);
+        if (job.status === 'done') setJustDone((s) => new Set(s).add(id));
+      }, () => void list.reload());
     }
-  };
-  const replace = (job: TranscriptionJob) => setJobs((list) => (list?.some((j) => j.id === job.id) ? list.map((j) => (j.id === job.id ? job : j)) : [job, ...(list ?? [])]));
-
-  // Loaded at once, and again whenever the stream (re)connects, so nothing that happened in between is missed.
-  useEffect(() => void reload(), []);
-  const streamProblem = useStream('/api/jobs/events', {
-    onOpen: () => void reload(),
-    onEvent: (event, raw) => {
-      const d = raw as Partial<TranscriptionJob> & { jobId?: string; message?: string };
-      if (!d?.jobId) return;
-      const id = d.jobId;
-      if (event === 'status') {
-        setJobs((list) => {
-          if (!list?.some((j) => j.id === id)) {
-            void reload(); // a job started elsewhere
-            return list;
-          }
-          return list.map((j) => (j.id === id ? { ...j, status: d.status ?? j.status, progress: d.progress ?? j.progress, stage: d.stage ?? j.stage, stageDetail: d.stageDetail ?? null, error: d.error ?? null } : j));
-        });
-      } else if (event === 'done') {
-        // The list's entry lacks files and segments: read the finished job.
-        void api<TranscriptionJob>(`/api/jobs/${id}`).then((job) => {
-          replace(job);
-          if (job.status === 'done') setJustDone((s) => new Set(s).add(id));
-        }, () => void reload());
-      }
-    },
   });
+  const { items: jobs, loadError, streamProblem, upsert: replace } = live;
 
   return (
     <>
