@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git, TestRepo } from '../support/git.js';
+import { git, TestRepo, WIDGET_GUIDE } from '../support/git.js';
 import { SseClient } from '../support/sse.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { api, enc, expectError, snippetsOf, waitForJob } from './helpers.js';
@@ -23,25 +23,13 @@ Install it with npm:
 npm install widget-kit
 \`\`\`
 `;
-const GUIDE = `# Guide
-
-## Rendering
-
-Call render with a root element to mount a widget tree into the page.
-
-\`\`\`ts
-import { render } from 'widget-kit';
-render(document.getElementById('root'));
-\`\`\`
-`;
-
 beforeAll(async () => {
   stack = await startTestStack();
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gristmill-local-'));
   repo = new TestRepo(path.join(tmp, 'widget-kit'));
   repo.write({
     'README.md': README,
-    'docs/guide.md': GUIDE,
+    'docs/guide.md': WIDGET_GUIDE,
     'docs/legacy-api.md': '# Legacy\n\nThe old API that nobody should use any more, kept for reference only.\n',
     'CHANGELOG.md': '# Changelog\n\n## 1.0.0\n\nEverything changed in this release, as it always does.\n',
     'gristmill.json': JSON.stringify({ excludeFiles: ['docs/legacy*'], rules: ['Always call render once per root element.'], previousVersions: [{ tag: 'v0.9.0', title: 'Old' }, { tag: 'v0.1.0' }] }),
@@ -114,7 +102,7 @@ describe('a local library', () => {
   it('re-indexes incrementally: unchanged files keep their snippets, changed and deleted ones are replaced', async () => {
     const before = await snippetsOf(stack, libraryId);
     const readmeIds = await readmeSnippetIds();
-    repo.write({ 'docs/guide.md': GUIDE.replace('mount a widget tree', 'mount a whole widget tree'), 'docs/extra.md': '# Extra\n\nMore words about widgets, enough of them to count as a snippet.\n' });
+    repo.write({ 'docs/guide.md': WIDGET_GUIDE.replace('mount a widget tree', 'mount a whole widget tree'), 'docs/extra.md': '# Extra\n\nMore words about widgets, enough of them to count as a snippet.\n' });
     const res = await api(stack, 'POST', `/api/v1/libs/${enc(libraryId)}/index`);
     expect(res.status).toBe(201);
     expect(res.body.versionJobs).toHaveLength(1); // v0.9.0, registered from the config

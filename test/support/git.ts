@@ -145,3 +145,16 @@ export async function startGitHost(root: string, token: string): Promise<GitHost
     },
   };
 }
+
+/** A small guide page for fixture repositories: one heading section with prose and a TypeScript block. */
+export const WIDGET_GUIDE = `# Guide
+
+## Rendering
+
+Call render with a root element to mount a widget tree into the page.
+
+\`\`\`ts
+import { render } from 'widget-kit';
+render(document.getElementById('root'));
+\`\`\`
+`;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { type TestBrowser, launchBrowser } from '../support/browser.js';
 import { FakeAsr } from '../support/fake-asr.js';
-import { TestRepo } from '../support/git.js';
+import { TestRepo, WIDGET_GUIDE } from '../support/git.js';
 import { json } from '../support/http.js';
 import { wav } from '../support/media.js';
 import { freePort } from '../support/ports.js';
@@ -26,25 +26,13 @@ let b: TestBrowser;
 let sources: string;
 
 const LIBRARY = '/local/widget-kit';
-const GUIDE = `# Guide
-
-## Rendering
-
-Call render with a root element to mount a widget tree into the page.
-
-\`\`\`ts
-import { render } from 'widget-kit';
-render(document.getElementById('root'));
-\`\`\`
-`;
-
 beforeAll(async () => {
   let port: number;
   [asr, site, llm, manager, ytdlp, port] = await Promise.all([FakeAsr.start(), FakeSocialSite.start(), FakeLlm.start(), FakeRecipeManager.start('mealie'), FakeYtDlp.create(), freePort()]);
   asr.autoCompleteMs = 200;
   sources = fs.mkdtempSync(path.join(os.tmpdir(), 'gristmill-web-sources-'));
   const repo = new TestRepo(path.join(sources, 'widget-kit'));
-  repo.write({ 'README.md': '# Widget Kit\n\nWidget Kit renders widgets in the browser and on the server.\n', 'docs/guide.md': GUIDE });
+  repo.write({ 'README.md': '# Widget Kit\n\nWidget Kit renders widgets in the browser and on the server.\n', 'docs/guide.md': WIDGET_GUIDE });
   repo.commit('first');
   repo.tag('v1.0.0');
   fs.mkdirSync(path.join(sources, 'not-a-repo'));
