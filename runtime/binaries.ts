@@ -25,3 +25,13 @@ export async function onPath(name: string, env: NodeJS.ProcessEnv = process.env)
   }
   return undefined;
 }
+
+/**
+ * The one error for a tool that could not be found or obtained: what each way tried answered, then every way to fix
+ * it, so nobody has to guess which lookup failed.
+ */
+export function toolNotFound(what: string, failures: string[], fixes: string[]): Error {
+  return new Error(
+    [`${what} (${failures.join('; ') || 'not on PATH'}). Any one of these fixes it:`, ...fixes.map((f, i) => `  - ${f}${i < fixes.length - 1 ? ', or' : '.'}`)].join('\n'),
+  );
+}

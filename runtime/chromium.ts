@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Logger } from '../core/log.js';
-import { isExecutable, onPath } from './binaries.js';
+import { isExecutable, onPath, toolNotFound } from './binaries.js';
 
 /**
  * Chromium for the browser tests (test/web). Like ffmpeg and yt-dlp (runtime/tools.ts), nothing has to be installed
@@ -103,12 +103,9 @@ export async function findChromium(log: Logger, o: FindChromiumOptions = {}): Pr
   } else if (o.install !== false) {
     failures.push(isRoot ? 'apt-get is not available' : 'not root, so it cannot be installed with apt-get');
   }
-  throw new Error(
-    [
-      `Chromium was not found (${failures.join('; ') || 'not on PATH'}). Any one of these fixes it:`,
-      '  - install it: apt-get install chromium (Debian), or your distribution\'s chromium package, so that it is on PATH, or',
-      '  - run `npm run setup:browser` as root on Debian or Ubuntu, which does that, or',
-      '  - set CHROMIUM_PATH to a Chromium or Chrome binary.',
-    ].join('\n'),
-  );
+  throw toolNotFound('Chromium was not found', failures, [
+    "install it: apt-get install chromium (Debian), or your distribution's chromium package, so that it is on PATH",
+    'run `npm run setup:browser` as root on Debian or Ubuntu, which does that',
+    'set CHROMIUM_PATH to a Chromium or Chrome binary',
+  ]);
 }

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
-import { gristmillCacheDir, isExecutable, onPath } from './binaries.js';
+import { gristmillCacheDir, isExecutable, onPath, toolNotFound } from './binaries.js';
 import { spawnManaged, stopManaged, tail } from './processes.js';
 
 const run = promisify(execFile);
@@ -108,16 +108,12 @@ export async function findTemporalCli(
       }
     }
   }
-  throw new Error(
-    [
-      'The Temporal CLI was not found and could not be obtained' + (failures.length ? ` (${failures.join('; ')})` : '') + '.',
-      'Any one of these fixes it:',
-      '  - set TEMPORAL_ADDRESS to a running Temporal server (host:port), or',
-      '  - set TEMPORAL_CLI to the path of a `temporal` binary, or',
-      '  - put `temporal` on your PATH (brew install temporal; or https://temporal.download), or',
-      `  - install Go and run: GOBIN=${path.dirname(cached)} go install ${GO_MODULE}`,
-    ].join('\n'),
-  );
+  throw toolNotFound('The Temporal CLI was not found and could not be obtained', failures, [
+    'set TEMPORAL_ADDRESS to a running Temporal server (host:port)',
+    'set TEMPORAL_CLI to the path of a `temporal` binary',
+    'put `temporal` on your PATH (brew install temporal; or https://temporal.download)',
+    `install Go and run: GOBIN=${path.dirname(cached)} go install ${GO_MODULE}`,
+  ]);
 }
 
 /** Polls until the frontend answers, or the server process exits, or the deadline passes. */

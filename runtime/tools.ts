@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../core/log.js';
-import { gristmillCacheDir, isExecutable, onPath } from './binaries.js';
+import { gristmillCacheDir, isExecutable, onPath, toolNotFound } from './binaries.js';
 
 /**
  * The media tools transcription runs: ffmpeg and yt-dlp. Like the Temporal CLI (runtime/temporal.ts), nothing has
@@ -78,14 +78,11 @@ export async function findFfmpeg(log: Logger, o: FindOptions = {}): Promise<Tool
   } catch (err) {
     failures.push(`@ffmpeg-installer/ffmpeg: ${firstLine(err)}`);
   }
-  throw new Error(
-    [
-      `ffmpeg was not found (${failures.join('; ') || 'not on PATH'}). Any one of these fixes it:`,
-      '  - install ffmpeg (apt install ffmpeg, brew install ffmpeg) so that it is on PATH, or',
-      '  - set FFMPEG_PATH to an ffmpeg binary, or',
-      '  - run `npm ci` on a platform @ffmpeg-installer/ffmpeg ships a binary for.',
-    ].join('\n'),
-  );
+  throw toolNotFound('ffmpeg was not found', failures, [
+    'install ffmpeg (apt install ffmpeg, brew install ffmpeg) so that it is on PATH',
+    'set FFMPEG_PATH to an ffmpeg binary',
+    'run `npm ci` on a platform @ffmpeg-installer/ffmpeg ships a binary for',
+  ]);
 }
 
 /** `python3` on PATH, if it is recent enough for yt-dlp. */
@@ -161,14 +158,11 @@ export async function findYtDlp(log: Logger, o: FindOptions = {}): Promise<Tool>
   } catch (err) {
     failures.push(`cache: ${firstLine(err)}`);
   }
-  throw new Error(
-    [
-      `yt-dlp was not found and could not be installed (${failures.join('; ')}). Any one of these fixes it:`,
-      '  - install yt-dlp (pipx install yt-dlp, brew install yt-dlp, apt install yt-dlp) so that it is on PATH, or',
-      '  - set YTDLP_PATH to a yt-dlp executable, or',
-      `  - make python3 (3.10 or later) with pip available, so yt-dlp ${YTDLP_VERSION} can be installed into ${dir}.`,
-    ].join('\n'),
-  );
+  throw toolNotFound('yt-dlp was not found and could not be installed', failures, [
+    'install yt-dlp (pipx install yt-dlp, brew install yt-dlp, apt install yt-dlp) so that it is on PATH',
+    'set YTDLP_PATH to a yt-dlp executable',
+    `make python3 (3.10 or later) with pip available, so yt-dlp ${YTDLP_VERSION} can be installed into ${dir}`,
+  ]);
 }
 
 /**
