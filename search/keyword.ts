@@ -107,13 +107,15 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
   }
   // `not materialized`: the planner then sees the queries as constants, so it can weigh the two GIN indexes (a
   // materialised CTE hid them, and a common word's tier ran the heading function on every content match).
+  // A score is its tier plus rank / (1 + rank), below 1 whatever ts_rank answers, so scores fall across tiers too.
   const tier = (match: string, bonus: number, n: number, extra: unknown[] = []) =>
     em.execute(
       `with q as not materialized (select ${loose} as loose, ${strict} as strict)
-       select c.id, (ts_rank(c.search_vector, q.loose, 1) + ${bonus})::float8 as score
-       from (select s.id, s.search_vector from snippet s, q
-             where s.repository_id = ? and ${versionSql} and ${match} limit ?) c, q
-       order by score desc, c.id asc
+       select r.id, (${bonus} + r.rank / (1 + r.rank))::float8 as score
+       from (select c.id, ts_rank(c.search_vector, q.loose, 1) as rank
+             from (select s.id, s.search_vector from snippet s, q
+                   where s.repository_id = ? and ${versionSql} and ${match} limit ?) c, q) r
+       order by score desc, r.id asc
        limit ?`,
       [...params, ...scopeParams, ...extra, options.candidates, n],
     ) as Promise<{ id: string; score: number }[]>;
