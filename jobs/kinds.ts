@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/log.js';
 import type { Job } from '../db/entities/job.js';
 
 export interface StateEvent {
@@ -32,6 +34,8 @@ export interface JobKind {
    * state (a library's state follows its indexing job) changes atomically with it, whoever made the change.
    */
   onChange?(tx: EntityManager, job: Job, before: Pick<Job, 'status' | 'completedAt'>): Promise<void>;
+  /** Tidies what the service leaves behind (files of jobs that never came to be, say); hourly, in the API process. */
+  housekeeping?(h: { em: EntityManager; config: Config; log: Logger }): Promise<void>;
 }
 
 /** The default payload: the job's public state. */

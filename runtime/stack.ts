@@ -14,7 +14,7 @@ import { type JobKind, JobKinds } from '../jobs/kinds.js';
 import { registerSearchAttributes } from '../jobs/launch.js';
 import { serviceJobKinds } from '../jobs/service-kinds.js';
 import { Reconciler } from '../jobs/reconciler.js';
-import { startEventPruning } from '../jobs/retention.js';
+import { startHousekeeping } from '../jobs/housekeeping.js';
 import { JobStore } from '../jobs/store.js';
 import { provisionPostgres, type PostgresEndpoint } from './postgres.js';
 import { provisionTemporal, type TemporalEndpoint } from './temporal.js';
@@ -117,7 +117,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const temporal = new Client({ connection, namespace: config.temporalNamespace });
     await registerSearchAttributes(temporal, log);
 
-    const kinds = new JobKinds([...serviceJobKinds, ...(o.kinds ?? [])]);
+    const kindList = [...serviceJobKinds, ...(o.kinds ?? [])];
+    const kinds = new JobKinds(kindList);
     const jobs = new JobStore(kinds);
 
     let workers: Workers | undefined;
@@ -154,8 +155,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       reconciler.start(config.reconcileIntervalMs);
       const r = reconciler;
       onStop('reconciler', () => r.stop());
-      const stopPruning = startEventPruning({ em: () => orm.em.fork(), log: log.child('events'), retentionDays: config.eventRetentionDays, intervalMs: 3_600_000 });
-      onStop('event pruning', stopPruning);
+      const stopHousekeeping = startHousekeeping({ em: () => orm.em.fork(), config, log: log.child('housekeeping'), kinds: kindList, intervalMs: 3_600_000 });
+      onStop('housekeeping', stopHousekeeping);
 
       const appDeps: AppDeps = {
         config,

@@ -3,6 +3,7 @@ import type { Job } from '../db/entities/job.js';
 import { appendEvent } from '../jobs/events.js';
 import { type JobKind, jobState } from '../jobs/kinds.js';
 import { jobStreams } from '../jobs/store.js';
+import { sweepTranscriptionFiles } from './sweep.js';
 
 export const TRANSCRIPTION_KIND = 'transcription';
 
@@ -35,6 +36,9 @@ export const transcriptionKind: JobKind = {
   name: TRANSCRIPTION_KIND,
   statuses: TRANSCRIPTION_STATUSES,
   stateEvent: (job) => (job.completedAt ? doneEvent(job) : statusEvent(job)),
+  housekeeping: async ({ em, config, log }) => {
+    await sweepTranscriptionFiles(em, config.dataDir, log);
+  },
   onChange: async (tx: EntityManager, job: Job, before: Pick<Job, 'status' | 'completedAt'>) => {
     if (!job.completedAt || (before.completedAt && before.status === job.status)) return;
     const streams = jobStreams(job);

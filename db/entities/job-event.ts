@@ -4,7 +4,7 @@ import { defineEntity, type InferEntity } from '@mikro-orm/core';
  * The append-only progress log. Every state change of a job writes one row per stream it belongs to, in the same
  * transaction as the change; `seq` increases by one per stream with no gaps, so SSE clients resume exactly
  * with Last-Event-ID. Rows are written with SQL in jobs/events.ts (the sequence needs an atomic upsert), and
- * removed after EVENT_RETENTION_DAYS (jobs/retention.ts).
+ * removed after EVENT_RETENTION_DAYS (jobs/housekeeping.ts).
  */
 export const JobEvent = defineEntity({
   name: 'JobEvent',

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/log.js';
 import { appendEvent, readEvents, type StoredEvent } from '../../jobs/events.js';
 import { EventHub } from '../../jobs/hub.js';
-import { pruneEvents } from '../../jobs/retention.js';
+import { pruneEvents } from '../../jobs/housekeeping.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { until } from '../support/until.js';
 
