@@ -7,8 +7,12 @@ import { scanRange } from './scan.js';
 import type { ScanReply, ScanRequest } from './scan-pool.js';
 import { dotsKernel, type Dots } from './simd.js';
 
-/** One kernel instance per matrix this thread has seen; dropped when the main thread evicts the matrix. */
+/**
+ * One kernel instance per matrix this thread has seen, dropped when the main thread evicts the matrix; at most a
+ * few are kept in any case, so a matrix used once and never cached (larger than the cache) cannot pile up here.
+ */
 const kernels = new Map<number, Dots>();
+const MAX_KERNELS = 16;
 
 parentPort!.on('message', (msg: ScanRequest | { forget: number }) => {
   if ('forget' in msg) {
@@ -18,7 +22,10 @@ parentPort!.on('message', (msg: ScanRequest | { forget: number }) => {
   let reply: ScanReply;
   try {
     let dots = kernels.get(msg.matrix);
-    if (!dots) kernels.set(msg.matrix, (dots = dotsKernel(msg.memory)));
+    if (!dots) {
+      kernels.set(msg.matrix, (dots = dotsKernel(msg.memory)));
+      if (kernels.size > MAX_KERNELS) kernels.delete(kernels.keys().next().value!);
+    }
     reply = { id: msg.id, ...scanRange(msg.memory, dots, msg.layout, msg.slot, msg.query, msg.start, msg.end, msg.limit) };
   } catch (err) {
     reply = { id: msg.id, error: (err as Error).message };

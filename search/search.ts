@@ -5,7 +5,7 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { ScanPool } from './scan-pool.js';
-import { loadMatrix, topK, VectorCache } from './vectors.js';
+import { loadMatrix, type Matrix, MatrixTooLargeError, topK, VectorCache } from './vectors.js';
 
 export const SEARCH_MODES = ['auto', 'keyword', 'semantic', 'hybrid'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
@@ -90,7 +90,14 @@ export async function search(deps: SearchDeps, em: EntityManager, req: SearchReq
 
   const semantic = async (depth: number): Promise<Ranked[] | undefined> => {
     const key = `${req.scope.repositoryId}|${req.scope.versionId ?? ''}|${provider.profileId}|${provider.model}|${req.stamp}`;
-    const matrix = await vectorCache(deps.config).get(key, () => loadMatrix(em, req.scope, provider.profileId, scanPool(deps.config)));
+    let matrix: Matrix;
+    try {
+      matrix = await vectorCache(deps.config).get(key, () => loadMatrix(em, req.scope, provider.profileId, scanPool(deps.config)));
+    } catch (err) {
+      if (!(err instanceof MatrixTooLargeError)) throw err;
+      deps.log.warn('answering by keyword', { error: err.message });
+      return undefined;
+    }
     if (!matrix.ids.length) return undefined;
     let vector: Float32Array;
     try {

@@ -16,6 +16,15 @@ import { dotsKernel, LANES_PER_STEP, type Dots } from './simd.js';
  * together exceed `SEARCH_VECTOR_CACHE_MB` (a 100k-snippet library at 384 dimensions takes about 150 MB).
  */
 
+const MAX_PAGES = 65536;
+
+/** A scope with more vectors than one matrix can hold: semantic search answers by keyword instead. */
+export class MatrixTooLargeError extends Error {
+  constructor(rows: number, dims: number) {
+    super(`${rows} vectors of ${dims} dimensions exceed the 4 GiB one vector matrix can hold`);
+  }
+}
+
 /** Matrices smaller than this many floats are scanned on the calling thread: a thread's round trip costs more. */
 const THREAD_MIN_FLOATS = 1 << 20;
 
@@ -43,6 +52,8 @@ export class Matrix {
     const stride = Math.max(LANES_PER_STEP, Math.ceil(dims / LANES_PER_STEP) * LANES_PER_STEP);
     this.layout = { rows: ids.length, stride, slots: (pool?.size ?? 0) + 1 };
     const pages = Math.ceil(layoutBytes(this.layout) / 65536);
+    // WebAssembly memory addresses 4 GiB: about 2.6 million rows at 384 dimensions, 680,000 at 1,536.
+    if (pages > MAX_PAGES) throw new MatrixTooLargeError(ids.length, dims);
     this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
     const data = new Float32Array(this.memory.buffer, 0, ids.length * stride);
     for (let i = 0; i < ids.length; i++) data.set(normalise(rows(i)), i * stride);

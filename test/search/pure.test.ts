@@ -4,7 +4,7 @@ import { context7LibraryId } from '../../search/context7.js';
 import { parseQuery, splitIdentifiers } from '../../search/keyword.js';
 import { fuse } from '../../search/search.js';
 import { ScanPool } from '../../search/scan-pool.js';
-import { Matrix, normalise, topK, VectorCache } from '../../search/vectors.js';
+import { Matrix, MatrixTooLargeError, normalise, topK, VectorCache } from '../../search/vectors.js';
 
 describe('search helpers', () => {
   it('splits identifiers like the SQL does', () => {
@@ -80,6 +80,10 @@ describe('the vector scan', () => {
       expect(got.map((r) => r.id)).toEqual(want.map((r) => r.id));
       got.forEach((r, i) => expect(r.score).toBeCloseTo(want[i]!.score, 5));
     }
+  });
+
+  it('refuses a matrix beyond what WebAssembly memory can address, before allocating it', () => {
+    expect(() => new Matrix(['a', 'b'], 2 ** 29, () => new Float32Array(0))).toThrow(MatrixTooLargeError);
   });
 
   it('splits a large matrix between scan threads with the same answer as one thread', async () => {
