@@ -21,7 +21,7 @@ function vocabulary(): string[] {
   return [...tiny, ...Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}x`)];
 }
 
-export async function fill(orm: Orm, n: number): Promise<void> {
+async function fill(orm: Orm, n: number): Promise<void> {
   const em = orm.em.fork();
   const words = vocabulary();
   await em.execute(`delete from library where id = ?`, [LIB]);
