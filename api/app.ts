@@ -26,6 +26,9 @@ export interface AppDeps {
   healthProbeTimeoutMs: number;
 }
 
+/** Errors that only say the client closed the connection. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'HPE_INVALID_EOF_STATE']);
+
 /** Extra routes, e.g. from a service module or a test. */
 export type RouteFactory = (deps: AppDeps) => RouteSpec[];
 
@@ -57,6 +60,13 @@ export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): K
     deps.config.publicBaseUrl,
   );
 
+  // What Koa reports outside a middleware's try: a response stream failing, a client leaving mid-request. A client
+  // that went away is routine; anything else is logged with its stack. Never printed raw, never fatal.
+  app.on('error', (err: Error & { code?: string }, ctx?: Koa.Context) => {
+    const fields = { method: ctx?.method, path: ctx?.path, error: err.message };
+    if (ctx?.req.destroyed || CLIENT_GONE.has(err.code ?? '') || err.message === 'Parse Error') deps.log.debug('client went away', fields);
+    else deps.log.warn('response failed', { ...fields, stack: err.stack });
+  });
   app.use(errorHandler(deps.log));
   // Context7's route family answers errors as `{error, message}`, auth failures included, so it is set before auth.
   app.use(async (ctx, next) => {

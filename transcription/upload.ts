@@ -1,6 +1,7 @@
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Busboy } from '@fastify/busboy';
 import type { Context } from 'koa';
@@ -29,23 +30,37 @@ export async function receiveUpload(ctx: Context, dir: string, maxBytes: number)
     ctx.set('Connection', 'close');
     throw new PayloadTooLargeError(`The upload is larger than the limit of ${maxBytes} bytes (UPLOAD_MAX_BYTES)`, 'UPLOAD_TOO_LARGE');
   }
+  let busboy: ReturnType<typeof Busboy>;
+  try {
+    busboy = Busboy({
+      headers: ctx.req.headers as { 'content-type': string },
+      limits: { fileSize: maxBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30 },
+    });
+  } catch (err) {
+    // No boundary, or not a type busboy reads: the client's mistake.
+    throw new ValidationError(`The multipart body is malformed: ${(err as Error).message}`, 'INVALID_MULTIPART');
+  }
   await fs.mkdir(dir, { recursive: true });
   const fields: Record<string, string> = {};
   let file: ReceivedUpload['file'] | undefined;
   let failure: Error | undefined;
   let partial: string | undefined;
   const writes: Promise<void>[] = [];
+  /** The file part being written, stopped should the body never finish (aborted, malformed, drained). */
+  let active: Readable | undefined;
 
-  const busboy = Busboy({
-    headers: ctx.req.headers as { 'content-type': string },
-    limits: { fileSize: maxBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30 },
-  });
+  // A body that ends inside a part fails that part's stream too: every part stream has an error listener, or the
+  // 'error' would end the process. The same error reaches busboy's own 'error', which decides the answer.
+  const discard = (stream: Readable) => {
+    stream.on('error', () => undefined);
+    stream.resume();
+  };
   busboy.on('field', (name: string, value: string) => {
     fields[name] = value;
   });
-  busboy.on('file', (field: string, stream: NodeJS.ReadableStream & { truncated?: boolean }, filename: string, _enc: string, mimeType: string) => {
+  busboy.on('file', (field: string, stream: Readable & { truncated?: boolean }, filename: string, _enc: string, mimeType: string) => {
     if (field !== 'file' || file || failure) {
-      stream.resume();
+      discard(stream);
       return;
     }
     const storedName = storedUploadName(filename ?? '', mimeType ?? '');
@@ -54,7 +69,7 @@ export async function receiveUpload(ctx: Context, dir: string, maxBytes: number)
         `"${filename}" is not an audio or video file this service reads (by its extension or type ${mimeType})`,
         'UNSUPPORTED_MEDIA_TYPE',
       );
-      stream.resume();
+      discard(stream);
       return;
     }
     const target = path.join(dir, storedName);
@@ -63,6 +78,7 @@ export async function receiveUpload(ctx: Context, dir: string, maxBytes: number)
       failure ??= new PayloadTooLargeError(`The upload is larger than the limit of ${maxBytes} bytes (UPLOAD_MAX_BYTES)`, 'UPLOAD_TOO_LARGE');
     });
     const p = partial;
+    active = stream;
     // Piped at once (the directory exists already): no chunk can flow past before the file is there.
     const written = pipeline(stream, createWriteStream(p, { flags: 'wx' }));
     writes.push(
@@ -74,16 +90,21 @@ export async function receiveUpload(ctx: Context, dir: string, maxBytes: number)
         file = { clientName: path.basename(filename || storedName).slice(0, 255), storedName, mimeType: mimeType ?? '', bytes: size };
       })().catch((err: Error) => {
         failure ??= err;
-        stream.resume();
+        discard(stream);
       }),
     );
   });
 
   let drained = 0;
+  let finished = false;
   try {
     await new Promise<void>((resolve, reject) => {
-      busboy.on('finish', resolve);
+      busboy.on('finish', () => {
+        finished = true;
+        resolve();
+      });
       busboy.on('error', reject);
+      ctx.req.on('error', reject);
       ctx.req.on('aborted', () => reject(new ValidationError('The upload was aborted', 'REQUEST_ABORTED')));
       ctx.req.on('data', (chunk: Buffer) => {
         drained += chunk.length;
@@ -96,6 +117,12 @@ export async function receiveUpload(ctx: Context, dir: string, maxBytes: number)
     });
   } catch (err) {
     failure ??= err instanceof Error && !(err instanceof ValidationError) ? new ValidationError(`The multipart body is malformed: ${err.message}`, 'INVALID_MULTIPART') : (err as Error);
+  } finally {
+    // Unfinished: the file part will never end by itself, so its write is stopped (and then deleted below).
+    if (!finished) {
+      ctx.req.unpipe(busboy);
+      active?.destroy();
+    }
   }
   await Promise.all(writes);
   if (failure || !file) {
