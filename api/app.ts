@@ -1,5 +1,4 @@
 import http from 'node:http';
-import { bodyParser } from '@koa/bodyparser';
 import type { Client } from '@temporalio/client';
 import Koa from 'koa';
 import type { Config } from '../core/config.js';
@@ -7,7 +6,6 @@ import type { Logger } from '../core/log.js';
 import type { Orm } from '../db/orm.js';
 import type { EventHub } from '../jobs/hub.js';
 import type { JobStore } from '../jobs/store.js';
-import { apiKeyAuth } from './auth.js';
 import { cors } from './cors.js';
 import { errorHandler } from './errors.js';
 import { healthRoutes } from './routes/health.js';
@@ -38,7 +36,7 @@ export type RouteFactory = (deps: AppDeps) => RouteSpec[];
  */
 export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): Koa {
   const app = new Koa({ proxy: true });
-  const routes = new Routes();
+  const routes = new Routes({ apiKey: deps.config.apiKey, bodyLimitBytes: deps.config.bodyLimitBytes });
   routes.add(...healthRoutes(deps));
   for (const factory of routeFactories) routes.add(...factory(deps));
   routes.add({
@@ -46,6 +44,7 @@ export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): K
     path: '/api/openapi.json',
     summary: 'This API as an OpenAPI 3.1 document',
     tags: ['operations'],
+    access: 'open',
     responses: { 200: { description: 'The OpenAPI document' } },
     handler: async (ctx) => {
       ctx.body = openapi;
@@ -74,27 +73,7 @@ export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): K
     await next();
   });
   app.use(cors(() => routes.specs));
-  app.use(apiKeyAuth(deps.config.apiKey));
-  // One parser per body limit: BODY_LIMIT, or the limit of the route the request goes to.
-  const parsers = new Map<number, Koa.Middleware>();
-  const parserFor = (limit: number): Koa.Middleware => {
-    let parser = parsers.get(limit);
-    if (!parser) {
-      parser = bodyParser({
-        enableTypes: ['json', 'form', 'text'],
-        jsonLimit: limit,
-        formLimit: limit,
-        textLimit: limit,
-        // Parse errors go to the error handler, which maps them to 400/413 with a stable code.
-        onError: (err) => {
-          throw err;
-        },
-      });
-      parsers.set(limit, parser);
-    }
-    return parser;
-  };
-  app.use((ctx, next) => parserFor(routes.bodyLimitFor(ctx.path, ctx.method) ?? deps.config.bodyLimitBytes)(ctx, next));
+  // Who may call a route, its body and its checks are decided per route, on the route that answers (api/routes.ts).
   app.use(routes.router.routes());
   app.use(routes.router.allowedMethods({ throw: false }));
   // The web interface, for whatever the API does not answer (GET and HEAD outside /api, /mcp and /healthz).

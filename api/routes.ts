@@ -1,7 +1,9 @@
+import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import type { SchemaObject } from 'ajv';
 import type { Context, Middleware } from 'koa';
 import { apiSchemas } from '../schemas/index.js';
+import { type AccessRule, authorize } from './auth.js';
 import { validate } from './validate.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -30,7 +32,15 @@ export interface RouteSpec {
   /** Optional entries let a factory's array of specs infer without annotations. */
   responses: { [status: number]: ResponseSpec | undefined };
   handler: Middleware;
-  /** The largest JSON/form/text body of this route, when it is not BODY_LIMIT (e.g. webhooks carrying transcripts). */
+  /** Who may call it when API_KEY is set (api/auth.ts); the key unless the route says otherwise. */
+  access?: AccessRule;
+  /**
+   * Runs before the body is read, for a route whose callers carry their own credentials (a webhook's token): it
+   * refuses a caller by throwing, so nothing it sent is read, and answers this caller's body limit (undefined: the
+   * route's).
+   */
+  admit?: (ctx: Context) => Promise<number | undefined>;
+  /** The largest JSON/form/text body of this route, when it is not BODY_LIMIT. */
   bodyLimitBytes?: number;
   /** Bodies the handler reads and checks itself (e.g. multipart uploads), for the OpenAPI document. */
   requestBodies?: { contentType: string; schema: SchemaObject }[];
@@ -44,30 +54,60 @@ declare module 'koa' {
   }
 }
 
+export interface RoutesOptions {
+  apiKey: string | undefined;
+  /** BODY_LIMIT: the body limit of routes that set none. */
+  bodyLimitBytes: number;
+}
+
+/**
+ * The routes and everything decided per route, in the order a request meets it: who may call it, its body (read
+ * only after that, within the route's limit), its query and body checks, its handler. The router is case-sensitive
+ * and strict, so `/API/v1/libs`, `/api/v1/libs/` and `//api/v1/libs` reach no route, and nothing is decided on a path
+ * other than the one that answers.
+ */
 export class Routes {
   readonly specs: RouteSpec[] = [];
-  readonly router = new Router();
-  private readonly bodyLimits = new WeakMap<object, number>();
+  readonly router = new Router({ sensitive: true, strict: true });
+  private readonly access: ReturnType<typeof authorize>;
+  /** One parser per body limit. */
+  private readonly parsers = new Map<number, Middleware>();
 
-  /** The body limit of the route a request goes to, when that route sets its own. */
-  bodyLimitFor(path: string, method: string): number | undefined {
-    for (const layer of this.router.match(path, method).pathAndMethod) {
-      const limit = this.bodyLimits.get(layer);
-      if (limit !== undefined) return limit;
+  constructor(private readonly o: RoutesOptions) {
+    this.access = authorize(o.apiKey);
+  }
+
+  private parserFor(limit: number): Middleware {
+    let parser = this.parsers.get(limit);
+    if (!parser) {
+      parser = bodyParser({
+        enableTypes: ['json', 'form', 'text'],
+        jsonLimit: limit,
+        formLimit: limit,
+        textLimit: limit,
+        // Parse errors go to the error handler, which maps them to 400/413 with a stable code.
+        onError: (err) => {
+          throw err;
+        },
+      });
+      this.parsers.set(limit, parser);
     }
-    return undefined;
+    return parser;
   }
 
   add(...specs: RouteSpec[]): this {
     for (const spec of specs) {
       this.specs.push(spec);
+      const body: Middleware = async (ctx, next) => {
+        const limit = (await spec.admit?.(ctx)) ?? spec.bodyLimitBytes ?? this.o.bodyLimitBytes;
+        await this.parserFor(limit)(ctx, next);
+      };
       const checks: Middleware = async (ctx: Context, next) => {
         if (spec.query) ctx.state.query = validate('query', spec.query, { ...ctx.query });
         if (spec.body) validate('body', spec.body, (ctx.request as { body?: unknown }).body ?? {});
         await next();
       };
-      const layer = this.router.register(spec.path, [spec.method], [checks, spec.handler]);
-      if (spec.bodyLimitBytes !== undefined) this.bodyLimits.set(layer, spec.bodyLimitBytes);
+      this.router.register(spec.path, [spec.method], [this.access(spec.access), body, checks, spec.handler]);
     }
     return this;
   }
@@ -112,6 +152,8 @@ export class Routes {
         summary: spec.summary,
         ...(spec.description && { description: spec.description }),
         ...(spec.deprecated && { deprecated: true }),
+        // Routes that never want API_KEY say so; the others inherit the document's (the key when API_KEY is set).
+        ...(spec.access === 'open' && { security: [{}] }),
         tags: spec.tags,
         operationId: `${spec.method.toLowerCase()}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
         parameters: [...pathParams, ...queryParams],

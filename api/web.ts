@@ -16,8 +16,11 @@ import type { Logger } from '../core/log.js';
  */
 export const WEB_DIR = fileURLToPath(new URL('../web/', import.meta.url));
 
-/** Paths that belong to the API, whatever the app has. */
-const API_PATHS = /^\/(api|mcp|healthz)(\/|$)/;
+/**
+ * Paths that belong to the API, whatever the app has; tested on the decoded path without case or doubled slashes
+ * too, so that `/API/v1/libs` or `//api/v1/libs` (which reach no route) answer 404 rather than the app's page.
+ */
+const API_PATHS = /^\/(api|mcp|healthz)(?![\w-])/i;
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -124,6 +127,7 @@ export function webApp(log: Logger, dir = WEB_DIR) {
   return async function serveWebApp(ctx: Context, next: Next): Promise<void> {
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || API_PATHS.test(ctx.path)) return next();
     const p = requestedPath(ctx);
+    if (API_PATHS.test(p.replace(/\/{2,}/g, '/'))) return next();
     const assets = await assetsOf(dir, log);
     const isPage = !path.posix.basename(p).includes('.');
     const asset = assets.get(p === '/' ? '/index.html' : p) ?? (isPage ? assets.get('/index.html') : undefined);

@@ -292,6 +292,21 @@ export class TranscriptionService {
   }
 
   /**
+   * Who may send a webhook body, decided before any of it is read: undefined for an unknown job or a missing or
+   * wrong token (refused at once, like an unknown job); `waiting` for a job waiting for its result, the only caller
+   * that may send a large body (ASR_WEBHOOK_BODY_LIMIT); `ended` otherwise (its calls change nothing).
+   */
+  async admitWebhook(jobId: string, token: unknown): Promise<'waiting' | 'ended' | undefined> {
+    if (!UUID.test(jobId)) return undefined;
+    const em = this.d.em();
+    const row = await em.findOne(Transcription, { jobId });
+    if (!row || !tokenMatches(token, row.callbackTokenHash)) return undefined;
+    const job = await em.findOne(Job, { id: jobId });
+    if (!job) return undefined;
+    return job.completedAt ? 'ended' : 'waiting';
+  }
+
+  /**
    * A webhook call (README, "The webhook"). Authenticated by the token of the job's current submission; a
    * missing or wrong token, or an unknown job, is 404 and changes nothing. Model-lifecycle and progress notices,
    * and calls for a job that already ended, are acknowledged and change nothing. Otherwise the payload is stored,

@@ -33,6 +33,8 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
+const isDeep = (v: unknown) => ['1', 'true'].includes(String(v));
+
 export function healthRoutes(deps: AppDeps): RouteSpec[] {
   const { config, orm, temporal } = deps;
 
@@ -61,13 +63,15 @@ export function healthRoutes(deps: AppDeps): RouteSpec[] {
         'Answers 200 when every check passed and 503 otherwise. `deep=1` runs a tiny workflow on each task queue ' +
         '(indexing, transcription, recipes) and reports which ones a worker answered.',
       tags: ['operations'],
+      // Plain health is for load balancers and probes; the deep check starts workflows, so it wants the key.
+      access: (ctx) => (isDeep(ctx.query.deep) ? 'key' : 'open'),
       query: apiSchemas.healthzQuery,
       responses: {
         200: { description: 'Healthy', schema: apiSchemas.health },
         503: { description: 'A check failed', schema: apiSchemas.health },
       },
       handler: async (ctx: Context) => {
-        const deep = ['1', 'true'].includes(String(ctx.state.query?.deep));
+        const deep = isDeep(ctx.state.query?.deep);
         const [database, temporalCheck, queueChecks] = await Promise.all([
           timed(async () => {
             await withTimeout(orm.em.fork().execute('select 1'), 5000, 'PostgreSQL');

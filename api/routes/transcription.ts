@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import type { Context } from 'koa';
-import { UnsupportedMediaTypeError, ValidationError } from '../../core/errors.js';
+import { NotFoundError, UnsupportedMediaTypeError, ValidationError } from '../../core/errors.js';
 import type { AudioMode } from '../../core/transcripts/audio.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from '../../core/transcripts/writers.js';
 import { lastSeq } from '../../jobs/events.js';
@@ -20,6 +20,7 @@ const TAGS = ['transcription'];
 const jobResponse = { description: 'The job', schema: apiSchemas.transcriptionJob };
 const notFound = { description: 'No such job', schema: apiSchemas.error };
 const webhookError: ErrorFormatter = (e) => ({ ok: false, error: e.message });
+const webhookToken = (ctx: Context) => (Array.isArray(ctx.query.token) ? ctx.query.token[0] : ctx.query.token);
 
 /**
  * Transcription jobs under /api/jobs, and the backend's webhook. See the README ("Transcription") for the flow
@@ -235,9 +236,22 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
         '(`?token=` is a per-submission secret; without the right one the answer is 404 and nothing changes). ' +
         '200 {ok:true}: handled, or ignored (model-lifecycle and progress notices, stale or replayed calls, a job ' +
         'that was cancelled or already ended). 404 {ok:false}: no such job (or a wrong token). 500 {ok:false, ' +
-        'error}: handling the result failed, and the job is failed. Not behind API_KEY.',
+        'error}: handling the result failed, and the job is failed. Not behind API_KEY. The token is checked before ' +
+        'the body is read; only a job waiting for its result takes a body up to ASR_WEBHOOK_BODY_LIMIT (others: ' +
+        'BODY_LIMIT, then 413).',
       tags: TAGS,
-      bodyLimitBytes: config.transcription.asrWebhookBodyLimitBytes,
+      access: 'open',
+      // Authenticated by its token before the body is read: a stranger's body is never parsed, and only a job
+      // waiting for its result may send a large one.
+      admit: async (ctx: Context) => {
+        ctx.state.formatError = webhookError;
+        const state = await service.admitWebhook(ctx.params.jobId!, webhookToken(ctx));
+        if (!state) {
+          ctx.set('Connection', 'close');
+          throw new NotFoundError('Job not found', 'JOB_NOT_FOUND');
+        }
+        return state === 'waiting' ? config.transcription.asrWebhookBodyLimitBytes : undefined;
+      },
       requestBodies: [{ contentType: 'application/json', schema: apiSchemas.transcriptionWebhook }],
       responses: {
         200: { description: 'Handled or ignored', schema: apiSchemas.transcriptionWebhookResult },
@@ -245,9 +259,7 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
         500: { description: 'Processing failed; the job is failed', schema: apiSchemas.transcriptionWebhookResult },
       },
       handler: async (ctx: Context) => {
-        ctx.state.formatError = webhookError;
-        const token = Array.isArray(ctx.query.token) ? ctx.query.token[0] : ctx.query.token;
-        const answer = await service.webhook(ctx.params.jobId!, token, (ctx.request as { body?: unknown }).body);
+        const answer = await service.webhook(ctx.params.jobId!, webhookToken(ctx), (ctx.request as { body?: unknown }).body);
         ctx.status = answer.status;
         ctx.body = answer.body;
       },
