@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { AppError, type ErrorDetail } from '../core/errors.js';
-import type { Logger } from '../core/log.js';
+import { type Logger, logUnexpected } from '../core/log.js';
 import { redact } from '../core/redact.js';
 
 /** What every failure becomes before it is written: the one mapping from error type to status and code. */
@@ -9,6 +9,8 @@ export interface HttpError {
   code: string;
   message: string;
   details?: ErrorDetail[];
+  /** Unexpected failures only: the id of the log line that has the whole story. */
+  errorId?: string;
 }
 
 /** Errors from body parsing (raw-body, co-body) carry a `type`; they are the client's fault. */
@@ -35,8 +37,9 @@ export function toHttpError(err: unknown): HttpError {
   if (e?.expose && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return { status: e.status, code: `HTTP_${e.status}`, message: String(e.message) };
   }
-  // Unexpected: the message is kept (spec 1's INTERNAL_ERROR carries it) but never a stack, and secrets are masked.
-  return { status: 500, code: 'INTERNAL_ERROR', message: err instanceof Error ? err.message : 'Internal error' };
+  // Unexpected: its message may hold SQL, a path, an upstream's answer or a secret, so the client gets a generic one
+  // and an id (errorHandler), and the log line with the same id has the message and the stack.
+  return { status: 500, code: 'INTERNAL_ERROR', message: 'Internal error' };
 }
 
 /** A route family may answer errors in another shape (Context7's `{error, message}`, webhooks' `{ok, error}`). */
@@ -46,6 +49,7 @@ export const defaultErrorBody: ErrorFormatter = (e) => ({
   error: e.message,
   code: e.code,
   ...(e.details && { details: e.details }),
+  ...(e.errorId && { errorId: e.errorId }),
 });
 
 declare module 'koa' {
@@ -76,7 +80,10 @@ export function errorHandler(log: Logger) {
     } catch (err) {
       const e = toHttpError(err);
       e.message = redact(e.message);
-      if (e.status >= 500) log.error('request failed', { method: ctx.method, path: ctx.path, error: err });
+      if (e.code === 'INTERNAL_ERROR') {
+        e.errorId = logUnexpected(log, 'request failed', err, { method: ctx.method, path: ctx.path });
+        e.message = `Internal error (logged as ${e.errorId})`;
+      } else if (e.status >= 500) log.error('request failed', { method: ctx.method, path: ctx.path, error: e.message });
       if (ctx.respond === false || ctx.headerSent) return; // a stream already started; nothing more to say
       ctx.status = e.status;
       ctx.body = (ctx.state.formatError ?? defaultErrorBody)(e);

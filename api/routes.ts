@@ -4,7 +4,7 @@ import type { SchemaObject } from 'ajv';
 import type { Context, Middleware } from 'koa';
 import { apiSchemas } from '../schemas/index.js';
 import { type AccessRule, authorize } from './auth.js';
-import { validate } from './validate.js';
+import { rejectUnsafeInput, validate } from './validate.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -62,7 +62,8 @@ export interface RoutesOptions {
 
 /**
  * The routes and everything decided per route, in the order a request meets it: who may call it, its body (read
- * only after that, within the route's limit), its query and body checks, its handler. The router is case-sensitive
+ * only after that, within the route's limit), what no route takes (NUL, deep nesting, huge path parameters), its
+ * query and body schemas, its handler. The router is case-sensitive
  * and strict, so `/API/v1/libs`, `/api/v1/libs/` and `//api/v1/libs` reach no route, and nothing is decided on a path
  * other than the one that answers.
  */
@@ -103,6 +104,9 @@ export class Routes {
         await this.parserFor(limit)(ctx, next);
       };
       const checks: Middleware = async (ctx: Context, next) => {
+        rejectUnsafeInput('path', ctx.params);
+        rejectUnsafeInput('query', ctx.query);
+        rejectUnsafeInput('body', (ctx.request as { body?: unknown }).body);
         if (spec.query) ctx.state.query = validate('query', spec.query, { ...ctx.query });
         if (spec.body) validate('body', spec.body, (ctx.request as { body?: unknown }).body ?? {});
         await next();

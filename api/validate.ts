@@ -51,3 +51,44 @@ export function validate<T>(part: 'query' | 'body', schema: SchemaObject, value:
     details,
   );
 }
+
+/** Deeper JSON is no request this API takes, and recursive code further on (ajv, JSON.stringify) must not meet it. */
+export const MAX_NESTING = 64;
+/** No id, tag or format in a path is longer. */
+export const MAX_PATH_PARAM_CHARS = 1024;
+
+/**
+ * What no route takes, checked before any schema or handler sees a request: NUL in any text (PostgreSQL refuses it,
+ * and no name, id or query means it) is 400 INVALID_CHARACTER; JSON nested deeper than MAX_NESTING is 400
+ * NESTING_TOO_DEEP; a path parameter over MAX_PATH_PARAM_CHARS is 400 VALIDATION_ERROR. Iterative, so a hostile body
+ * cannot exhaust the stack, and linear in the input.
+ */
+export function rejectUnsafeInput(part: 'path' | 'query' | 'body', value: unknown): void {
+  const stack: [unknown, string, number][] = [[value, '', 0]];
+  while (stack.length) {
+    const [v, pointer, depth] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\0')) {
+        throw new ValidationError(`The request ${part} contains a NUL character`, 'INVALID_CHARACTER', [
+          { pointer: `/${part}${pointer}`, message: 'must not contain NUL' },
+        ]);
+      }
+      if (part === 'path' && v.length > MAX_PATH_PARAM_CHARS) {
+        throw new ValidationError(`A path parameter is longer than ${MAX_PATH_PARAM_CHARS} characters`, 'VALIDATION_ERROR', [
+          { pointer: `/path${pointer}`, message: `must be at most ${MAX_PATH_PARAM_CHARS} characters` },
+        ]);
+      }
+    } else if (v !== null && typeof v === 'object') {
+      if (depth >= MAX_NESTING) {
+        throw new ValidationError(`The request ${part} is nested deeper than ${MAX_NESTING} levels`, 'NESTING_TOO_DEEP', [
+          { pointer: `/${part}${pointer}`, message: `is nested too deeply` },
+        ]);
+      }
+      for (const [k, item] of Object.entries(v)) {
+        const at = `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+        if (k.includes('\0')) stack.push([k, at, depth + 1]);
+        stack.push([item, at, depth + 1]);
+      }
+    }
+  }
+}

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { redact } from './redact.js';
 
 /** A small structured logger: one line per record, secrets redacted. Level from LOG_LEVEL. */
@@ -20,6 +21,17 @@ function format(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/**
+ * An unexpected failure: logged once, with its stack, under a new id that the answer carries instead of the message
+ * (which may hold SQL, a path, an upstream's answer). Returns the id.
+ */
+export function logUnexpected(log: Logger, msg: string, err: unknown, fields: Record<string, unknown> = {}): string {
+  const errorId = randomUUID();
+  const { message, stack } = err instanceof Error ? err : { message: String(err), stack: undefined };
+  log.error(msg, { errorId, ...fields, error: message, stack });
+  return errorId;
 }
 
 export function createLogger(level: LogLevel = 'info', scope = 'gristmill'): Logger {

@@ -24,3 +24,22 @@ export function redact(text: string, extraSecrets: readonly (string | undefined 
   for (const [re, replacement] of PATTERNS) out = out.replace(re, replacement);
   return out;
 }
+
+/**
+ * What may be repeated of a third party's error answer: the message of a JSON error body (`{error: {message}}` as
+ * OpenAI-compatible servers send it, `{error: "..."}`, `{message}`, `{detail}`), at most 200 characters and
+ * redacted; '' for anything else. Never the raw body: it could be any page of whatever the address pointed at.
+ */
+export function upstreamMessage(body: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.length > 64 * 1024 ? '' : body);
+  } catch {
+    return '';
+  }
+  const o = (parsed ?? {}) as Record<string, unknown>;
+  const err = o.error as Record<string, unknown> | string | undefined;
+  const candidates = [typeof err === 'object' && err ? err.message : err, o.message, o.detail];
+  const message = candidates.find((c): c is string => typeof c === 'string' && c.trim() !== '');
+  return message ? redact(message.replace(/\s+/g, ' ').trim().slice(0, 200)) : '';
+}

@@ -1,4 +1,4 @@
-import { redact } from '../core/redact.js';
+import { redact, upstreamMessage } from '../core/redact.js';
 import { retryAfterMs } from '../core/retry-after.js';
 import { EmbeddingError, type EmbeddingProvider } from './provider.js';
 
@@ -122,7 +122,8 @@ export class RemoteProvider implements EmbeddingProvider {
       }
       const text = await res.text();
       if (!res.ok) {
-        throw new EmbeddingError(`The embedding server answered ${res.status}: ${redact(text.slice(0, 300))}`, true);
+        const message = upstreamMessage(text);
+        throw new EmbeddingError(`The embedding server answered ${res.status}${message ? `: ${message}` : ''}`, true);
       }
       return this.parse(text, input.length);
     }

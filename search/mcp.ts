@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { AppError } from '../core/errors.js';
+import { logUnexpected } from '../core/log.js';
 import { contextParams, retrieveContext, type RetrievalDeps } from './context.js';
 import { context7LibraryId, context7Text, resolveLibraryText, searchLibraries } from './context7.js';
 
@@ -13,6 +14,19 @@ import { context7LibraryId, context7Text, resolveLibraryText, searchLibraries } 
 export function createMcpServer(deps: RetrievalDeps): McpServer {
   const server = new McpServer({ name: 'gristmill', version: '0.1.0' });
   const text = (t: string, isError = false) => ({ content: [{ type: 'text' as const, text: t }], ...(isError && { isError: true }) });
+  type Answer = ReturnType<typeof text>;
+  // A tool's failure is its answer: ours say what to fix; anything else (the SDK would send its raw message, SQL and
+  // all) is logged under an id and answered with that id only.
+  const answering =
+    <A>(tool: (args: A) => Promise<Answer>) =>
+    async (args: A): Promise<Answer> => {
+      try {
+        return await tool(args);
+      } catch (err) {
+        if (err instanceof AppError) return text(`${err.code}: ${err.message}`, true);
+        return text(`Internal error (logged as ${logUnexpected(deps.log, 'MCP tool failed', err)})`, true);
+      }
+    };
 
   server.registerTool(
     'resolve-library-id',
@@ -25,12 +39,12 @@ export function createMcpServer(deps: RetrievalDeps): McpServer {
         query: z.string().optional().describe('What the user wants to do with it; helps rank the libraries'),
       },
     },
-    async (args) => {
+    answering(async (args) => {
       const name = args.libraryName ?? '';
       if (!name.trim() && !args.query?.trim()) return text('libraryName is required', true);
       const { results } = await searchLibraries(deps, name, args.query ?? '');
       return text(resolveLibraryText(results));
-    },
+    }),
   );
 
   server.registerTool(
@@ -52,26 +66,21 @@ export function createMcpServer(deps: RetrievalDeps): McpServer {
         alpha: z.union([z.number(), z.string()]).optional().describe('0 = keyword only, 1 = semantic only; default 0.5'),
       },
     },
-    async (args) => {
+    answering(async (args) => {
       const libraryId = args.libraryId ?? args.context7CompatibleLibraryID ?? args.libraryID ?? '';
       const query = args.query ?? args.userQuery ?? args.question ?? args.topic ?? '';
-      try {
-        const p = contextParams({
-          libraryId: libraryId.trim() ? context7LibraryId(libraryId) : '',
-          query,
-          type: 'txt',
-          ...(args.tokens !== undefined && { tokens: String(args.tokens) }),
-          ...(args.searchMode !== undefined && { searchMode: args.searchMode }),
-          ...(args.alpha !== undefined && { alpha: String(args.alpha) }),
-        });
-        const result = await retrieveContext(deps, p);
-        if (!result.resultCount) return text(`No documentation found in ${result.repository.id} for "${query}".`);
-        return text(context7Text(result));
-      } catch (err) {
-        if (err instanceof AppError) return text(`${err.code}: ${err.message}`, true);
-        throw err;
-      }
-    },
+      const p = contextParams({
+        libraryId: libraryId.trim() ? context7LibraryId(libraryId) : '',
+        query,
+        type: 'txt',
+        ...(args.tokens !== undefined && { tokens: String(args.tokens) }),
+        ...(args.searchMode !== undefined && { searchMode: args.searchMode }),
+        ...(args.alpha !== undefined && { alpha: String(args.alpha) }),
+      });
+      const result = await retrieveContext(deps, p);
+      if (!result.resultCount) return text(`No documentation found in ${result.repository.id} for "${p.query}".`);
+      return text(context7Text(result));
+    }),
   );
   return server;
 }

@@ -14,7 +14,7 @@ import { receiveUpload } from '../../transcription/upload.js';
 import type { RouteFactory } from '../app.js';
 import type { ErrorFormatter } from '../errors.js';
 import { lastEventId, streamEvents } from '../sse.js';
-import { validate } from '../validate.js';
+import { rejectUnsafeInput, validate } from '../validate.js';
 
 const TAGS = ['transcription'];
 const jobResponse = { description: 'The job', schema: apiSchemas.transcriptionJob };
@@ -65,6 +65,7 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
           const dir = uploadDir(config.dataDir, id);
           const upload = await receiveUpload(ctx, dir, config.transcription.uploadMaxBytes);
           try {
+            rejectUnsafeInput('body', { ...upload.fields, file: upload.file.clientName });
             // A form's empty fields (a title left blank) mean "not given".
             const given = Object.fromEntries(Object.entries(upload.fields).filter(([, v]) => v.trim() !== ''));
             const fields = validate<{ title?: string; mode: AudioMode; source: 'upload' | 'recording' }>('body', apiSchemas.transcriptionUpload, {

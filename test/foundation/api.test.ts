@@ -129,15 +129,14 @@ describe('the API without a key', () => {
     expect(await json(res)).toEqual({ error: 'That is not possible now', code: 'TEST_CONFLICT' });
   });
 
-  it('answers unexpected failures with 500 INTERNAL_ERROR, no stack and no secret', async () => {
+  it('answers unexpected failures with 500 INTERNAL_ERROR: a generic message and an error id, no stack, no secret', async () => {
     const res = await fetch(`${stack.url}/api/test/boom`);
     expect(res.status).toBe(500);
     const text = await res.text();
-    expect(JSON.parse(text)).toEqual({
-      error: 'could not reach https://***@git.example.com/repo.git',
-      code: 'INTERNAL_ERROR',
-    });
+    const body = JSON.parse(text);
+    expect(body).toEqual({ error: `Internal error (logged as ${body.errorId})`, code: 'INTERNAL_ERROR', errorId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(text).not.toContain('hunter2secret');
+    expect(text).not.toContain('git.example.com');
     expect(text).not.toContain('at ');
   });
 
