@@ -6,6 +6,7 @@ import type { Logger } from '../core/log.js';
 import type { Orm } from '../db/orm.js';
 import type { EventHub } from '../jobs/hub.js';
 import type { JobStore } from '../jobs/store.js';
+import { browserGuard } from './browser-guard.js';
 import { cors } from './cors.js';
 import { errorHandler } from './errors.js';
 import { healthRoutes } from './routes/health.js';
@@ -73,6 +74,7 @@ export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): K
     await next();
   });
   app.use(cors(() => routes.specs));
+  app.use(browserGuard(deps.config));
   // Who may call a route, its body and its checks are decided per route, on the route that answers (api/routes.ts).
   app.use(routes.router.routes());
   app.use(routes.router.allowedMethods({ throw: false }));
@@ -98,6 +100,13 @@ export async function listen(app: Koa, deps: AppDeps, port: number, host: string
   const addr = server.address() as { port: number };
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
   deps.log.info('API listening', { url });
+  if (!deps.config.apiKey && !/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(host)) {
+    deps.log.warn(
+      'API_KEY is unset and the API listens beyond this machine: anyone who can reach it can use it, local folders ' +
+        'under LOCAL_SOURCE_ROOTS included. Set API_KEY (docs/security.md).',
+      { host },
+    );
+  }
   return {
     server,
     url,

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context, Next } from 'koa';
-import { ValidationError } from '../core/errors.js';
+import { UnavailableError, ValidationError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 
 /**
@@ -21,6 +21,9 @@ export const WEB_DIR = fileURLToPath(new URL('../web/', import.meta.url));
  * too, so that `/API/v1/libs` or `//api/v1/libs` (which reach no route) answer 404 rather than the app's page.
  */
 const API_PATHS = /^\/(api|mcp|healthz)(?![\w-])/i;
+
+/** Whether a path is the API's rather than the web interface's (also in the spellings no route matches). */
+export const isApiPath = (p: string): boolean => API_PATHS.test(p) || API_PATHS.test(p.replace(/\/{2,}/g, '/'));
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -84,7 +87,8 @@ async function loadFiles(dir: string, log: Logger): Promise<WebFiles> {
     return files;
   }
   if (await exists(path.join(dir, 'index.html'))) return readBuilt(dir);
-  throw new Error(`The web interface is not built (${dir} has no index.html): run \`npm run build\``);
+  log.warn('the web interface is not built', { dir });
+  throw new UnavailableError('The web interface is not built: run `npm run build`', 'WEB_INTERFACE_NOT_BUILT');
 }
 
 function toAsset(urlPath: string, body: Uint8Array): Asset {

@@ -27,6 +27,13 @@ export interface Config {
   /** Prefixed to every task queue name, so several deployments (or test files) can share one Temporal namespace. */
   taskQueuePrefix: string;
   apiKey: string | undefined;
+  /**
+   * Host names the API answers to besides IP addresses, `localhost` and PUBLIC_BASE_URL's host (ALLOWED_HOSTS; `.x`
+   * also matches subdomains; `*` any): a DNS-rebinding page names its own host, and is refused.
+   */
+  allowedHosts: string[];
+  /** Browser origins that may call the API while API_KEY is unset, besides its own (ALLOWED_ORIGINS; `*` any). */
+  allowedOrigins: string[];
   publicBaseUrl: string;
   bodyLimitBytes: number;
   logLevel: LogLevel;
@@ -81,6 +88,11 @@ export function parseSize(name: string, raw: string): number {
   const m = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(raw.trim());
   if (!m) throw new ConfigError(`${name} must be a size such as 1mb, 512kb or 1048576, got "${raw}"`);
   return Math.floor(Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()]!);
+}
+
+/** A comma- or space-separated list. */
+function list(env: Env, name: string): string[] {
+  return (str(env, name) ?? '').split(/[\s,]+/).filter(Boolean);
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -142,6 +154,23 @@ export function loadConfig(env: Env = process.env): Config {
     temporalUiPort: int(env, 'TEMPORAL_UI_PORT', temporalPort + 1000, 1, 65535),
     taskQueuePrefix: prefix,
     apiKey,
+    allowedHosts: list(env, 'ALLOWED_HOSTS').map((h) => {
+      const host = h.toLowerCase();
+      if (host !== '*' && !/^\.?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/.test(host)) {
+        throw new ConfigError(`ALLOWED_HOSTS takes host names such as gristmill.lan or .example.com (no scheme, port or path), got "${h}"`);
+      }
+      return host;
+    }),
+    allowedOrigins: list(env, 'ALLOWED_ORIGINS').map((o) => {
+      if (o === '*') return o;
+      try {
+        const origin = new URL(o).origin;
+        if (origin !== 'null' && o.replace(/\/+$/, '').toLowerCase() === origin.toLowerCase()) return origin;
+      } catch {
+        // reported below
+      }
+      throw new ConfigError(`ALLOWED_ORIGINS takes origins such as https://tools.example.com or http://localhost:5173, got "${o}"`);
+    }),
     publicBaseUrl: (url(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     bodyLimitBytes: parseSize('BODY_LIMIT', str(env, 'BODY_LIMIT') ?? '1mb'),
     logLevel,

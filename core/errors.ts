@@ -37,6 +37,14 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+/** A request this server will not take from where it came (another site's page, an unknown Host): 403. */
+export class ForbiddenError extends AppError {
+  readonly status = 403;
+  constructor(message: string, code = 'FORBIDDEN') {
+    super(message, code);
+  }
+}
+
 /** A record that does not exist: 404. */
 export class NotFoundError extends AppError {
   readonly status = 404;
