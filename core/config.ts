@@ -54,7 +54,10 @@ export interface Config {
   indexingHeartbeatTimeoutMs: number;
   /** Embedding providers: where local models live and whether they may be downloaded. */
   embeddings: EmbeddingsConfig;
-  /** Folders under which local libraries may be registered and browsed; empty: anywhere the server can read. */
+  /**
+   * Folders under which local libraries may be registered, browsed and read (LOCAL_SOURCE_ROOTS); by default the home
+   * folder of the user running Gristmill. Never empty: `/` is how to allow everywhere. See docindex/local-folders.ts.
+   */
   localSourceRoots: string[];
   /** Semantic search: the most memory the in-process vector matrices may take (SEARCH_VECTOR_CACHE_MB). */
   searchVectorCacheBytes: number;
@@ -189,10 +192,13 @@ export function loadConfig(env: Env = process.env): Config {
       defaultModel: str(env, 'EMBEDDING_DEFAULT_MODEL') ?? 'Xenova/all-MiniLM-L6-v2',
       defaultModelPath: str(env, 'EMBEDDING_MODEL_PATH') && path.resolve(str(env, 'EMBEDDING_MODEL_PATH')!),
     },
-    localSourceRoots: (str(env, 'LOCAL_SOURCE_ROOTS') ?? '')
+    localSourceRoots: (str(env, 'LOCAL_SOURCE_ROOTS') ?? os.homedir())
       .split(path.delimiter)
       .filter(Boolean)
-      .map((p) => path.resolve(p)),
+      .map((p) => {
+        if (!path.isAbsolute(p)) throw new ConfigError(`LOCAL_SOURCE_ROOTS takes absolute folders separated by "${path.delimiter}", got "${p}"`);
+        return path.resolve(p);
+      }),
     searchVectorCacheBytes: int(env, 'SEARCH_VECTOR_CACHE_MB', 512, 1, 1_048_576) * 1024 * 1024,
     searchThreads: int(env, 'SEARCH_THREADS', Math.min(4, int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096)), 0, 64),
     searchRankCandidates: int(env, 'SEARCH_RANK_CANDIDATES', 5000, 100, 10_000_000),

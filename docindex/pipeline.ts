@@ -13,6 +13,7 @@ import { Library, LibraryVersion } from '../db/entities/library.js';
 import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
 import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shallowClone } from './git.js';
 import { versionIdOf } from './ids.js';
+import { LocalFolders } from './local-folders.js';
 import { indexDetail } from './kind.js';
 
 export interface IndexInput {
@@ -45,8 +46,11 @@ const MAX_FILE_BYTES = 1_000_000;
 const PROGRESS_EVERY_MS = 2000;
 /** Files read at once while crawling. */
 const READ_AHEAD = 32;
-/** Directories never worth walking into (selectFiles applies the full rules to what is left). */
-const NEVER_WALK = new Set(['.git', 'node_modules']);
+/**
+ * Directories never walked into (selectFiles applies the full rules to what is left): hidden ones, whose files are
+ * never indexed anyway (and among which are .git and credential folders such as .ssh), and node_modules.
+ */
+const neverWalked = (name: string) => name.startsWith('.') || name === 'node_modules';
 
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 export const documentId = (repositoryId: string, versionId: string | null, filePath: string) =>
@@ -54,15 +58,18 @@ export const documentId = (repositoryId: string, versionId: string | null, fileP
 export const snippetId = (docId: string, s: Pick<ParsedSnippet, 'ordinal' | 'content'>) =>
   sha(`${docId}\0${s.ordinal}\0${s.content}`).slice(0, 32);
 
-async function walk(root: string, signal: AbortSignal): Promise<string[]> {
+/** Files under `root`, relative; `skip` are absolute folders never entered (DATA_DIR inside a local library). */
+async function walk(root: string, signal: AbortSignal, skip: readonly string[] = []): Promise<string[]> {
   const out: string[] = [];
   const visit = async (dir: string, rel: string) => {
     signal.throwIfAborted();
     for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
       const relPath = rel ? `${rel}/${entry.name}` : entry.name;
+      const full = path.join(dir, entry.name);
       // Symlinks are not followed: they could lead out of the repository.
-      if (entry.isDirectory() && !NEVER_WALK.has(entry.name)) await visit(path.join(dir, entry.name), relPath);
-      else if (entry.isFile()) out.push(relPath);
+      if (entry.isDirectory()) {
+        if (!neverWalked(entry.name) && !skip.includes(full)) await visit(full, relPath);
+      } else if (entry.isFile()) out.push(relPath);
     }
   };
   await visit(root, '');
@@ -124,10 +131,15 @@ async function checkout(
   version: LibraryVersion | null,
   workdir: string,
   ctx: StepContext,
-): Promise<{ root: string; commit: string | null }> {
+): Promise<{ root: string; commit: string | null; skip?: string[] }> {
   if (lib.source === 'local') {
-    if (!version) return { root: lib.sourceUrl, commit: (await isRepository(lib.sourceUrl)) ? await headCommit(lib.sourceUrl) : null };
-    await checkoutLocalTag(lib.sourceUrl, version.tag, workdir, ctx.signal);
+    // Checked again on every run: the folder may have become a symlink, or LOCAL_SOURCE_ROOTS narrower, since.
+    const folders = new LocalFolders(deps.config);
+    const folder = await folders.resolve(lib.sourceUrl).catch((err: Error) => {
+      throw new PermanentError(`The library's folder cannot be read: ${err.message}`);
+    });
+    if (!version) return { root: folder, commit: (await isRepository(folder)) ? await headCommit(folder) : null, skip: await folders.excludedBelow() };
+    await checkoutLocalTag(folder, version.tag, workdir, ctx.signal);
     return { root: workdir, commit: await headCommit(workdir) };
   }
   if (version) {
@@ -170,9 +182,9 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
 
   try {
     await report({ stage: 'crawling', progress: 2, stageDetail: lib.source === 'local' && !version ? `reading ${lib.sourceUrl}` : 'fetching the repository' }, undefined, true);
-    const { root, commit } = await checkout(deps, lib, version, workdir, ctx);
+    const { root, commit, skip } = await checkout(deps, lib, version, workdir, ctx);
     const { config, warnings } = await readConfig(root);
-    const selection = selectFiles(await walk(root, ctx.signal), config);
+    const selection = selectFiles(await walk(root, ctx.signal, skip), config);
     const totalFiles = selection.included.length;
 
     const stored = new Map(

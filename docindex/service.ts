@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -13,6 +12,7 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { launchJob } from '../jobs/launch.js';
 import type { JobStore } from '../jobs/store.js';
 import { type GitError, isRepository, localTags, originUrl, probeRemote, remoteTags } from './git.js';
+import { LocalFolders } from './local-folders.js';
 import { isGitRemoteUrl, isValidTag, libraryIdFromFolder, libraryIdFromRemote, versionIdOf } from './ids.js';
 import { type IndexJobDetail, serializeIndexJob } from './kind.js';
 
@@ -111,13 +111,12 @@ async function checkLocalFolder(config: Config, sourceUrl: string): Promise<stri
   if (!path.isAbsolute(sourceUrl)) {
     throw new ValidationError('sourceUrl of a local library must be an absolute folder path', 'INVALID_SOURCE_URL');
   }
-  const folder = path.resolve(sourceUrl);
-  if (config.localSourceRoots.length && !config.localSourceRoots.some((r) => folder === r || folder.startsWith(r + path.sep))) {
-    throw new ValidationError(`${folder} is outside the folders allowed by LOCAL_SOURCE_ROOTS`, 'SOURCE_NOT_ALLOWED');
+  try {
+    return await new LocalFolders(config).resolve(sourceUrl);
+  } catch (err) {
+    if (err instanceof NotFoundError) throw new ValidationError(`${path.resolve(sourceUrl)} is not a folder this server can read`, 'INVALID_SOURCE_URL');
+    throw err;
   }
-  const st = await fs.stat(folder).catch(() => undefined);
-  if (!st?.isDirectory()) throw new ValidationError(`${folder} is not a folder this server can read`, 'INVALID_SOURCE_URL');
-  return folder;
 }
 
 export interface NewLibrary {
@@ -313,7 +312,7 @@ export async function addVersion(deps: IndexDeps, id: string, input: { tag: stri
     if (!tags.has(tag)) throw new ValidationError(`Tag ${tag} does not exist in ${lib.sourceUrl}`, 'TAG_NOT_FOUND');
     commitHash = tags.get(tag)!;
   } else {
-    const local = (await localTags(lib.sourceUrl)).find((t) => t.tag === tag);
+    const local = (await localTags(await checkLocalFolder(deps.config, lib.sourceUrl))).find((t) => t.tag === tag);
     if (!local) throw new ValidationError(`Tag ${tag} does not exist in ${lib.sourceUrl}`, 'TAG_NOT_FOUND');
     commitHash = local.commit;
   }
@@ -358,7 +357,7 @@ export async function indexVersion(deps: IndexDeps, id: string, tag: string) {
 export async function discoverTags(deps: IndexDeps, id: string) {
   const lib = await findLibrary(em(deps), id);
   if (lib.source !== 'local') return { tags: [] as string[] };
-  return { tags: (await localTags(lib.sourceUrl)).map((t) => t.tag).sort() };
+  return { tags: (await localTags(await checkLocalFolder(deps.config, lib.sourceUrl))).map((t) => t.tag).sort() };
 }
 
 export async function listJobs(deps: IndexDeps, q: { repositoryId?: string; status?: string; limit: number }) {

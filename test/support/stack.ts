@@ -48,6 +48,8 @@ export async function startTestStack(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     RECONCILE_INTERVAL_MS: '3600000', // tests call reconciler.runOnce() themselves
     SSE_HEARTBEAT_MS: '500',
+    // Test fixtures (local repositories) are made under the system's temporary folder.
+    LOCAL_SOURCE_ROOTS: os.tmpdir(),
     ...o.env,
   });
   const stack = await startStack({
