@@ -20,6 +20,11 @@ export interface RetrievalDeps {
 }
 
 export const DEFAULT_TOKENS = 10_000;
+/**
+ * Longer queries are cut here (at a word boundary when there is one): a question to documentation fits, and every
+ * step after (parsing, one SQL term per word, embedding) stays bounded whatever a client sends.
+ */
+export const MAX_QUERY_CHARS = 1000;
 /** Results fetched from search before the token budget. */
 export const FETCH_LIMIT = 50;
 
@@ -37,6 +42,13 @@ export interface ContextParams {
 const str = (v: unknown): string | undefined => (Array.isArray(v) ? str(v[0]) : typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 
 /** Spec 1's defaults and coercions; nothing here rejects (blank libraryId and query are checked by retrieveContext). */
+function bounded(query: string): string {
+  if (query.length <= MAX_QUERY_CHARS) return query;
+  const cut = query.slice(0, MAX_QUERY_CHARS);
+  const space = cut.search(/\s\S*$/);
+  return space > MAX_QUERY_CHARS / 2 ? cut.slice(0, space) : cut;
+}
+
 export function contextParams(raw: Record<string, unknown>, defaults: { type?: 'json' | 'txt' } = {}): ContextParams {
   const type = str(raw.type)?.trim().toLowerCase();
   const tokensRaw = str(raw.tokens);
@@ -46,7 +58,7 @@ export function contextParams(raw: Record<string, unknown>, defaults: { type?: '
   const alphaNum = alphaRaw?.trim() ? Number(alphaRaw) : NaN;
   return {
     libraryId: str(raw.libraryId) ?? '',
-    query: str(raw.query) ?? '',
+    query: bounded(str(raw.query) ?? ''),
     type: type === 'txt' ? 'txt' : type === 'json' ? 'json' : (defaults.type ?? 'json'),
     tokens: Number.isFinite(tokensNum) && tokensNum >= 1 ? Math.floor(tokensNum) : DEFAULT_TOKENS,
     tokensGiven: tokensRaw !== undefined,

@@ -67,7 +67,10 @@ export function libraryScore(lib: { id: string; title: string; description: stri
 }
 
 /** Context7's library search: libraries whose name, title or description match, best first. */
-export async function searchLibraries(deps: RetrievalDeps, libraryName: string, query: string) {
+export async function searchLibraries(deps: RetrievalDeps, name: string, question: string) {
+  // The REST schemas refuse more; MCP clients get the start of what they sent.
+  const libraryName = name.slice(0, 500);
+  const query = question.slice(0, 500);
   const em = deps.orm.em.fork();
   const libs = await em.find(Library, {}, { orderBy: { id: 'asc' } });
   const term = libraryName.trim() || query.trim();

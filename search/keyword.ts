@@ -24,10 +24,14 @@ export interface ParsedQuery {
   exclude: string[];
 }
 
-/** Splits code identifiers the same way `gristmill_code_words` does in SQL. */
+/**
+ * Splits code identifiers the same way `gristmill_code_words` does in SQL. The acronym rule (`HTTPServer` -> `HTTP
+ * Server`) looks ahead one capital and one lower-case letter from each capital, so it is linear: a greedy run of
+ * capitals backtracked over every position (quadratic: seconds for a long run of capitals in a query).
+ */
 export function splitIdentifiers(text: string): string {
   return text
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/[_.:/\-#$]/g, ' ');
 }
