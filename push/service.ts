@@ -37,6 +37,9 @@ export interface SendSummary {
   failed: number;
 }
 
+/** Subscriptions kept per client; subscribing again beyond this drops its oldest. */
+export const MAX_SUBSCRIPTIONS_PER_CLIENT = 10;
+
 /** Sends at most this many requests at a time. */
 const CONCURRENCY = 8;
 
@@ -77,6 +80,13 @@ export class PushService {
       if (!(err instanceof UniqueConstraintViolationException)) throw err;
       await upsert();
     }
+    // A browser has one subscription (a new one after the push service replaced it): beyond a few per client, the
+    // oldest go, so no client can make every notification fan out to thousands of endpoints.
+    await em.fork().execute(
+      `delete from push_subscription where client_id = ? and id not in
+         (select id from push_subscription where client_id = ? order by updated_at desc, id desc limit ?)`,
+      [clientId, clientId, MAX_SUBSCRIPTIONS_PER_CLIENT],
+    );
     return this.count(em);
   }
 

@@ -36,13 +36,28 @@ export const contextRoutes: RouteFactory = (deps) => {
     await server.connect(transport);
     await transport.handleRequest(ctx.req, ctx.res, (ctx.request as { body?: unknown }).body);
   };
-  const mcpRoute = (method: 'GET' | 'POST' | 'DELETE'): RouteSpec => ({
-    method,
+  const mcpRoute: RouteSpec = {
+    method: 'POST',
     path: '/mcp',
-    summary: `MCP over streamable HTTP (${method}; stateless): tools resolve-library-id and query-docs`,
+    summary: 'MCP over streamable HTTP (stateless): tools resolve-library-id and query-docs',
     tags: ['mcp'],
     responses: { 200: { description: 'A JSON-RPC answer' } },
     handler: mcp,
+  };
+  // Stateless: there is no stream to open (GET) and no session to end (DELETE). The MCP transport says a server
+  // without them answers 405; the SDK's own stateless server answers the same JSON-RPC error. (GET used to hold an
+  // event stream open forever.)
+  const mcpNotAllowed = (method: 'GET' | 'DELETE'): RouteSpec => ({
+    method,
+    path: '/mcp',
+    summary: `MCP over streamable HTTP: ${method} is not offered (stateless server), 405`,
+    tags: ['mcp'],
+    responses: { 405: { description: 'Method not allowed: POST JSON-RPC messages instead' } },
+    handler: async (ctx: Context) => {
+      ctx.status = 405;
+      ctx.set('Allow', 'POST');
+      ctx.body = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; POST JSON-RPC messages to /mcp' }, id: null };
+    },
   });
 
   return [
@@ -125,8 +140,8 @@ export const contextRoutes: RouteFactory = (deps) => {
         }
       },
     },
-    mcpRoute('POST'),
-    mcpRoute('GET'),
-    mcpRoute('DELETE'),
+    mcpRoute,
+    mcpNotAllowed('GET'),
+    mcpNotAllowed('DELETE'),
   ];
 };
