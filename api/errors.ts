@@ -34,6 +34,11 @@ export function toHttpError(err: unknown): HttpError {
       parser.message ?? (e.type === 'entity.too.large' ? `Request body is larger than the limit of ${e.limit} bytes` : String(e.message));
     return { status: parser.status, code: parser.code, message };
   }
+  // A body whose Content-Encoding is unknown (inflation's 415) or whose compressed data is broken (zlib's codes).
+  if (e?.status === 415 && /Content-Encoding/.test(String(e.message))) return { status: 415, code: 'UNSUPPORTED_ENCODING', message: String(e.message) };
+  if (typeof (e as { code?: unknown })?.code === 'string' && /^(Z_|ERR__ERROR)/.test((e as { code: string }).code)) {
+    return { status: 400, code: 'INVALID_CONTENT_ENCODING', message: 'The request body is not valid data for its Content-Encoding' };
+  }
   if (e?.expose && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return { status: e.status, code: `HTTP_${e.status}`, message: String(e.message) };
   }

@@ -57,9 +57,12 @@ export const MAX_NESTING = 64;
 /** No id, tag or format in a path is longer. */
 export const MAX_PATH_PARAM_CHARS = 1024;
 
+/** Half of a UTF-16 pair without the other (JSON's `"\ud800"`): PostgreSQL's json refuses it, and no text means it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
- * What no route takes, checked before any schema or handler sees a request: NUL in any text (PostgreSQL refuses it,
- * and no name, id or query means it) is 400 INVALID_CHARACTER; JSON nested deeper than MAX_NESTING is 400
+ * What no route takes, checked before any schema or handler sees a request: NUL or a lone surrogate in any text
+ * (PostgreSQL refuses both, and no name, id or query means them) is 400 INVALID_CHARACTER; JSON nested deeper than MAX_NESTING is 400
  * NESTING_TOO_DEEP; a path parameter over MAX_PATH_PARAM_CHARS is 400 VALIDATION_ERROR. Iterative, so a hostile body
  * cannot exhaust the stack, and linear in the input.
  */
@@ -71,6 +74,11 @@ export function rejectUnsafeInput(part: 'path' | 'query' | 'body', value: unknow
       if (v.includes('\0')) {
         throw new ValidationError(`The request ${part} contains a NUL character`, 'INVALID_CHARACTER', [
           { pointer: `/${part}${pointer}`, message: 'must not contain NUL' },
+        ]);
+      }
+      if (LONE_SURROGATE.test(v)) {
+        throw new ValidationError(`The request ${part} contains text that is not well-formed Unicode (a lone surrogate)`, 'INVALID_CHARACTER', [
+          { pointer: `/${part}${pointer}`, message: 'must be well-formed Unicode' },
         ]);
       }
       if (part === 'path' && v.length > MAX_PATH_PARAM_CHARS) {

@@ -36,7 +36,8 @@ export function rawRequest(baseUrl: string, r: RawRequest): Promise<RawAnswer> {
         port: url.port,
         method: r.method ?? 'GET',
         path: r.path,
-        headers: { Connection: 'close', ...r.headers },
+        // Node sends a GET or DELETE body without a length unless told: the server would read it as the next request.
+        headers: { Connection: 'close', ...(r.body !== undefined && { 'Content-Length': Buffer.byteLength(r.body) }), ...r.headers },
         agent: false,
         // Checked by the tests themselves: the server must cope with whatever arrives.
         insecureHTTPParser: true,
