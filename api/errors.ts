@@ -89,7 +89,13 @@ export function errorHandler(log: Logger) {
         e.errorId = logUnexpected(log, 'request failed', err, { method: ctx.method, path: ctx.path });
         e.message = `Internal error (logged as ${e.errorId})`;
       } else if (e.status >= 500) log.error('request failed', { method: ctx.method, path: ctx.path, error: e.message });
-      if (ctx.respond === false || ctx.headerSent) return; // a stream already started; nothing more to say
+      if (ctx.headerSent) {
+        // A stream already started: nothing more can be said, but the response must end (the client resumes).
+        if (!ctx.res.writableEnded) ctx.res.end();
+        return;
+      }
+      // A handler that meant to write the response itself (an event stream, MCP) failed before it did: answer for it.
+      ctx.respond = true;
       ctx.status = e.status;
       ctx.body = (ctx.state.formatError ?? defaultErrorBody)(e);
     }

@@ -30,8 +30,9 @@ export const contextRoutes: RouteFactory = (deps) => {
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     ctx.respond = false;
     ctx.res.on('close', () => {
-      void transport.close();
-      void server.close();
+      // Nothing is left to tell the client; a failure to close must not become an unhandled rejection.
+      transport.close().catch(() => undefined);
+      server.close().catch(() => undefined);
     });
     await server.connect(transport);
     await transport.handleRequest(ctx.req, ctx.res, (ctx.request as { body?: unknown }).body);

@@ -32,6 +32,17 @@ const boom: RouteFactory = () => [
       throw new Error(SQL);
     },
   },
+  {
+    method: 'GET',
+    path: '/api/test/own-response-failure',
+    summary: 'Means to write its own response, then fails before it does (tests only)',
+    tags: ['test'],
+    responses: { 200: { description: 'never' } },
+    handler: async (ctx: Context) => {
+      ctx.respond = false;
+      throw new Error('the transport could not start');
+    },
+  },
 ];
 
 let stack: TestStack;
@@ -133,6 +144,12 @@ describe('an unexpected failure', () => {
     expect(line).toBeDefined();
     expect(line).toContain('insert into "library"');
     expect(line).toMatch(/stack=Error: insert into[\s\S]*\n\s+at /);
+  });
+
+  it('in a handler that meant to write its own response is still answered, not left hanging', async () => {
+    const res = await rawRequest(stack.url, { path: '/api/test/own-response-failure', timeoutMs: 10_000 });
+    expect(res.status).toBe(500);
+    expect(JSON.parse(res.text).code).toBe('INTERNAL_ERROR');
   });
 
   it('in an MCP tool is answered with an error id only, never the raw message', async () => {
