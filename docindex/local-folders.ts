@@ -7,7 +7,7 @@ import { NotFoundError, ValidationError } from '../core/errors.js';
  * The one rule for folders on the server that the API may register as local libraries, browse, or (in a worker) read:
  * inside LOCAL_SOURCE_ROOTS (by default the home folder of the user running Gristmill), compared by real path so a
  * symlink cannot lead out; never a credential folder or inside one; never Gristmill's own DATA_DIR (its database,
- * secrets and other people's transcripts). See docs/security.md.
+ * secrets and other people's transcripts), except inside a root the operator put there. See docs/security.md.
  */
 
 /** Folder names that hold credentials: never registered, browsed into, listed or walked, at any depth, any case. */
@@ -68,8 +68,10 @@ export class LocalFolders {
     const allowed = await roots(this.config);
     if (!allowed.some((r) => inside(p, r))) return 'outside the folders allowed by LOCAL_SOURCE_ROOTS';
     if (crossesCredentials(p)) return 'a credential folder or inside one, which is never read';
-    const data = await realOrSelf(this.config.dataDir);
-    if (inside(p, data) || inside(p, this.config.dataDir)) return "inside Gristmill's DATA_DIR, which is never read";
+    const data = [this.config.dataDir, await realOrSelf(this.config.dataDir)];
+    const inData = (q: string) => data.some((d) => inside(q, d));
+    // Unless a root was put inside DATA_DIR on purpose (a container's /data/repos): then that root is fine.
+    if (inData(p) && !allowed.some((r) => inData(r) && inside(p, r))) return "inside Gristmill's DATA_DIR, which is never read";
     return undefined;
   }
 

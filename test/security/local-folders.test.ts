@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { Library } from '../../db/entities/library.js';
+import { LocalFolders } from '../../docindex/local-folders.js';
 import { api, enc, expectError, snippetsOf, waitForJob } from '../docindex/helpers.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
@@ -111,6 +112,19 @@ describe('indexing a local library', () => {
     expect(failed.error).toMatch(/cannot be read: .*symlink.*LOCAL_SOURCE_ROOTS/);
     const after = (await snippetsOf(stack, res.body.library.id)).map((s) => s.content).join('\n');
     expect(after).not.toContain('secret outside');
+  });
+});
+
+describe('a root inside DATA_DIR (a container mounting /data/repos)', () => {
+  it('is allowed on purpose; the rest of DATA_DIR is not', async () => {
+    const data = path.join(tmp, 'data');
+    write(path.join(data, 'repos', 'app', 'README.md'), DOC('the app'));
+    write(path.join(data, 'uploads', 'job', 'source.md'), DOC('an upload'));
+    const folders = new LocalFolders({ dataDir: data, localSourceRoots: [path.join(data, 'repos')] });
+    expect(await folders.resolve(path.join(data, 'repos', 'app'))).toBe(path.join(data, 'repos', 'app'));
+    await expect(folders.resolve(path.join(data, 'uploads'))).rejects.toMatchObject({ code: 'SOURCE_NOT_ALLOWED' });
+    await expect(folders.resolve(data)).rejects.toMatchObject({ code: 'SOURCE_NOT_ALLOWED' });
+    expect(await folders.allows(data)).toBe(false);
   });
 });
 
