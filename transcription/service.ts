@@ -297,13 +297,17 @@ export class TranscriptionService {
    * that may send a large body (ASR_WEBHOOK_BODY_LIMIT); `ended` otherwise (its calls change nothing).
    */
   async admitWebhook(jobId: string, token: unknown): Promise<'waiting' | 'ended' | undefined> {
+    const target = await this.webhookTarget(this.d.em(), jobId, token);
+    return target && (target.job.completedAt ? 'ended' : 'waiting');
+  }
+
+  /** The job a webhook call is for, when its token is the current submission's. */
+  private async webhookTarget(em: EntityManager, jobId: string, token: unknown): Promise<{ row: Transcription; job: Job } | undefined> {
     if (!UUID.test(jobId)) return undefined;
-    const em = this.d.em();
     const row = await em.findOne(Transcription, { jobId });
     if (!row || !tokenMatches(token, row.callbackTokenHash)) return undefined;
     const job = await em.findOne(Job, { id: jobId });
-    if (!job) return undefined;
-    return job.completedAt ? 'ended' : 'waiting';
+    return job ? { row, job } : undefined;
   }
 
   /**
@@ -316,13 +320,10 @@ export class TranscriptionService {
    */
   async webhook(jobId: string, token: unknown, body: unknown): Promise<WebhookAnswer> {
     const ok: WebhookAnswer = { status: 200, body: { ok: true } };
-    const missing: WebhookAnswer = { status: 404, body: { ok: false, error: 'Job not found' } };
-    if (!UUID.test(jobId)) return missing;
     const em = this.d.em();
-    const row = await em.findOne(Transcription, { jobId });
-    if (!row || !tokenMatches(token, row.callbackTokenHash)) return missing;
-    const job = await em.findOne(Job, { id: jobId });
-    if (!job) return missing;
+    const target = await this.webhookTarget(em, jobId, token);
+    if (!target) return { status: 404, body: { ok: false, error: 'Job not found' } };
+    const { row, job } = target;
     if (!body || typeof body !== 'object' || Array.isArray(body)) {
       return { status: 400, body: { ok: false, error: 'The webhook body must be a JSON object (the backend job)' } };
     }

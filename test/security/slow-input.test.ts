@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Library } from '../../db/entities/library.js';
 import { contextParams, MAX_QUERY_CHARS } from '../../search/context.js';
 import { splitIdentifiers } from '../../search/keyword.js';
+import { Rng } from '../support/fuzz.js';
 import { rawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
@@ -17,24 +18,12 @@ const quadraticSplit = (text: string) =>
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
     .replace(/[_.:/\-#$]/g, ' ');
 
-/** A small seeded generator (mulberry32), so a failing case can be replayed. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('the identifier split', () => {
   it('splits as before on every short input over a small alphabet (seeded)', () => {
-    const next = random(1313);
-    const alphabet = 'AABBab01_.-$ ';
+    const r = new Rng(1313);
+    const alphabet = [...'AABBab01_.-$ '];
     for (let i = 0; i < 20_000; i++) {
-      const text = Array.from({ length: 1 + Math.floor(next() * 24) }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+      const text = Array.from({ length: 1 + r.int(24) }, () => r.pick(alphabet)).join('');
       expect(splitIdentifiers(text), JSON.stringify(text)).toBe(quadraticSplit(text));
     }
     expect(splitIdentifiers('useEffect snake_case Foo.bar HTTPServer XMLHttpRequest')).toBe('use Effect snake case Foo bar HTTP Server XML Http Request');

@@ -1,20 +1,15 @@
+import { prng } from '../docs/helpers.js';
+
 /**
  * Seeded generators of malformed requests for the fuzz test (test/security/fuzz.test.ts). Everything is drawn from
  * one `Rng`, in order, so a seed replays the same requests.
  */
 
-/** mulberry32: small, fast, and the same sequence for a seed on every machine. */
+/** A seeded source of choices (test/docs/helpers.ts's mulberry32): the same sequence for a seed on every machine. */
 export class Rng {
-  private a: number;
+  readonly next: () => number;
   constructor(seed: number) {
-    this.a = seed >>> 0;
-  }
-  next(): number {
-    this.a = (this.a + 0x6d2b79f5) >>> 0;
-    let t = this.a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = prng(seed);
   }
   int(n: number): number {
     return Math.floor(this.next() * n);
