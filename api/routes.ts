@@ -63,9 +63,8 @@ export interface RoutesOptions {
 /**
  * The routes and everything decided per route, in the order a request meets it: who may call it, its body (read
  * only after that, within the route's limit), what no route takes (NUL, deep nesting, huge path parameters), its
- * query and body schemas, its handler. The router is case-sensitive
- * and strict, so `/API/v1/libs`, `/api/v1/libs/` and `//api/v1/libs` reach no route, and nothing is decided on a path
- * other than the one that answers.
+ * query and body schemas, its handler. The router is case-sensitive and strict, so `/API/v1/libs`, `/api/v1/libs/`
+ * and `//api/v1/libs` reach no route, and nothing is decided on a path other than the one that answers.
  */
 export class Routes {
   readonly specs: RouteSpec[] = [];

@@ -62,9 +62,9 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 /**
  * What no route takes, checked before any schema or handler sees a request: NUL or a lone surrogate in any text
- * (PostgreSQL refuses both, and no name, id or query means them) is 400 INVALID_CHARACTER; JSON nested deeper than MAX_NESTING is 400
- * NESTING_TOO_DEEP; a path parameter over MAX_PATH_PARAM_CHARS is 400 VALIDATION_ERROR. Iterative, so a hostile body
- * cannot exhaust the stack, and linear in the input.
+ * (PostgreSQL refuses both, and no name, id or query means them) is 400 INVALID_CHARACTER; JSON nested deeper than
+ * MAX_NESTING is 400 NESTING_TOO_DEEP; a path parameter over MAX_PATH_PARAM_CHARS is 400 VALIDATION_ERROR. Iterative,
+ * so a hostile body cannot exhaust the stack, and linear in the input.
  */
 export function rejectUnsafeInput(part: 'path' | 'query' | 'body', value: unknown): void {
   const stack: [unknown, string, number][] = [[value, '', 0]];
@@ -89,7 +89,7 @@ export function rejectUnsafeInput(part: 'path' | 'query' | 'body', value: unknow
     } else if (v !== null && typeof v === 'object') {
       if (depth >= MAX_NESTING) {
         throw new ValidationError(`The request ${part} is nested deeper than ${MAX_NESTING} levels`, 'NESTING_TOO_DEEP', [
-          { pointer: `/${part}${pointer}`, message: `is nested too deeply` },
+          { pointer: `/${part}${pointer}`, message: 'is nested too deeply' },
         ]);
       }
       for (const [k, item] of Object.entries(v)) {

@@ -131,7 +131,7 @@ export function webApp(log: Logger, dir = WEB_DIR) {
   return async function serveWebApp(ctx: Context, next: Next): Promise<void> {
     if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || API_PATHS.test(ctx.path)) return next();
     const p = requestedPath(ctx);
-    if (API_PATHS.test(p.replace(/\/{2,}/g, '/'))) return next();
+    if (isApiPath(p)) return next();
     const assets = await assetsOf(dir, log);
     const isPage = !path.posix.basename(p).includes('.');
     const asset = assets.get(p === '/' ? '/index.html' : p) ?? (isPage ? assets.get('/index.html') : undefined);
