@@ -8,6 +8,7 @@ import type { Config, QueueName } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import { migrate, openOrm, type Orm } from '../db/orm.js';
 import { closeProviders, ensureDefaultProfile } from '../embeddings/profiles.js';
+import { closeOutbound } from '../outbound/guard.js';
 import { closeSearch } from '../search/search.js';
 import { EventHub } from '../jobs/hub.js';
 import { type JobKind, JobKinds } from '../jobs/kinds.js';
@@ -111,6 +112,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     await ensureDefaultProfile(orm.em, config, log);
     onStop('embedding providers', () => closeProviders());
     onStop('vector search', () => closeSearch());
+    onStop('outbound guard', () => closeOutbound(config));
 
     const connection = await Connection.connect({ address: temporalEndpoint.address });
     onStop('temporal client', () => connection.close());

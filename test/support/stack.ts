@@ -48,6 +48,9 @@ export async function startTestStack(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     RECONCILE_INTERVAL_MS: '3600000', // tests call reconciler.runOnce() themselves
     SSE_HEARTBEAT_MS: '500',
+    // The fakes of third parties (post pages, git hosts, push services) listen on 127.0.0.1; the guard is strict
+    // about everything else, and test/security/ starts stacks that allow less.
+    OUTBOUND_ALLOW: '127.0.0.1',
     ...o.env,
   });
   const stack = await startStack({
