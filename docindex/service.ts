@@ -12,6 +12,7 @@ import type { Orm } from '../db/orm.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { launchJob } from '../jobs/launch.js';
 import type { JobStore } from '../jobs/store.js';
+import { AddressNotAllowedError, asValidationError, outboundGuard, refused } from '../outbound/guard.js';
 import { type GitError, isRepository, localTags, originUrl, probeRemote, remoteTags } from './git.js';
 import { isGitRemoteUrl, isValidTag, libraryIdFromFolder, libraryIdFromRemote, versionIdOf } from './ids.js';
 import { type IndexJobDetail, serializeIndexJob } from './kind.js';
@@ -135,13 +136,18 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
   let sourceUrl = input.sourceUrl.trim();
   if (input.source === 'git-host') {
     if (!isGitRemoteUrl(sourceUrl)) {
-      throw new ValidationError('sourceUrl must be a git remote URL (https://, ssh:// or git@host:owner/repo)', 'INVALID_SOURCE_URL');
+      throw new ValidationError(
+        'sourceUrl must be a git remote URL (https://, ssh://, git:// or user@host:owner/repo), without a password (use gitHostToken)',
+        'INVALID_SOURCE_URL',
+        [{ pointer: '/body/sourceUrl', message: 'not a git remote URL' }],
+      );
     }
     id = libraryIdFromRemote(sourceUrl);
     if (!id) throw new ValidationError('sourceUrl must name an owner and a repository', 'INVALID_SOURCE_URL');
     try {
-      await probeRemote(sourceUrl, input.gitHostToken);
+      await probeRemote(sourceUrl, { guard: outboundGuard(deps.config), token: input.gitHostToken });
     } catch (err) {
+      if (err instanceof AddressNotAllowedError) throw asValidationError(refused('The repository', err), '/body/sourceUrl');
       throw new ValidationError(`The repository cannot be read: ${(err as Error).message}`, 'REPOSITORY_UNREACHABLE');
     }
   } else {
@@ -306,8 +312,9 @@ export async function addVersion(deps: IndexDeps, id: string, input: { tag: stri
     // Spec 1: a git-host tag is checked against the host's tag list before indexing.
     let tags: Map<string, string>;
     try {
-      tags = await remoteTags(lib.sourceUrl, lib.gitHostToken);
+      tags = await remoteTags(lib.sourceUrl, { guard: outboundGuard(deps.config), token: lib.gitHostToken });
     } catch (err) {
+      if (err instanceof AddressNotAllowedError) throw asValidationError(refused('The repository', err));
       throw new ValidationError(`The repository's tags cannot be read: ${(err as GitError).message}`, 'REPOSITORY_UNREACHABLE');
     }
     if (!tags.has(tag)) throw new ValidationError(`Tag ${tag} does not exist in ${lib.sourceUrl}`, 'TAG_NOT_FOUND');

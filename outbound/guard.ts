@@ -28,9 +28,9 @@ export class AddressNotAllowedError extends PermanentError {
   readonly code = 'ADDRESS_NOT_ALLOWED';
 }
 
-/** At the API a refused address is the request's fault: 400 ADDRESS_NOT_ALLOWED, pointing at the field. */
-export function asValidationError(err: AddressNotAllowedError, pointer: string): ValidationError {
-  return new ValidationError(err.message, err.code, [{ pointer, message: err.message }]);
+/** At the API a refused address is the request's fault: 400 ADDRESS_NOT_ALLOWED, pointing at the field if there is one. */
+export function asValidationError(err: AddressNotAllowedError, pointer?: string): ValidationError {
+  return new ValidationError(err.message, err.code, pointer ? [{ pointer, message: err.message }] : undefined);
 }
 
 /** The guard's refusal, said of what was refused ("The post was refused: 10.0.0.5 is a private address; ..."). */
