@@ -24,9 +24,7 @@ export const SECRETS_FILE = 'secrets.key';
 const PREFIX = 'gmsec:v1:';
 
 /** A stored secret that cannot be opened: retrying will not help; it has to be entered again (or the key restored). */
-export class SecretUnreadableError extends PermanentError {
-  readonly code = 'SECRET_UNREADABLE';
-}
+const unreadable = (message: string) => new PermanentError(message, 'SECRET_UNREADABLE');
 
 export interface SecretBox {
   /** The sealed form of `plain`, for `context`. */
@@ -86,7 +84,7 @@ function box(key: Buffer): SecretBox {
       }
       const [storedId, data] = stored.slice(PREFIX.length).split(':');
       if (storedId !== id) {
-        throw new SecretUnreadableError(
+        throw unreadable(
           `A stored secret was sealed with another key (${storedId}, this process has ${id}): give every process the same SECRETS_KEY or DATA_DIR/${SECRETS_FILE}, or enter the secret again`,
         );
       }
@@ -99,7 +97,7 @@ function box(key: Buffer): SecretBox {
         registerSecret(plain);
         return plain;
       } catch {
-        throw new SecretUnreadableError('A stored secret does not open here (it was altered, or belongs to another record): enter it again');
+        throw unreadable('A stored secret does not open here (it was altered, or belongs to another record): enter it again');
       }
     },
   };

@@ -1,7 +1,7 @@
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { formatIp, parseIp } from '../core/ip.js';
 import { redact } from '../core/redact.js';
-import type { OutboundGuard } from '../outbound/guard.js';
+import { isAddressRefusal, type OutboundGuard } from '../outbound/guard.js';
 import { parseGitRemote } from './ids.js';
 
 /**
@@ -58,8 +58,8 @@ async function reach(url: string, a: RemoteAccess): Promise<{ url: string; env: 
   try {
     address = (await a.guard.resolve(remote.host))[0]!.address;
   } catch (err) {
+    if (isAddressRefusal(err)) throw err;
     const code = (err as { code?: string }).code;
-    if (code === 'ADDRESS_NOT_ALLOWED') throw err;
     throw new GitError(`${remote.host} could not be resolved (${code ?? (err as Error).message})`);
   }
   const config: [string, string][] = [];

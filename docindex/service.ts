@@ -13,7 +13,7 @@ import type { Orm } from '../db/orm.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { launchJob } from '../jobs/launch.js';
 import type { JobStore } from '../jobs/store.js';
-import { AddressNotAllowedError, asValidationError, outboundGuard, refused } from '../outbound/guard.js';
+import { asValidationError, isAddressRefusal, outboundGuard, refused } from '../outbound/guard.js';
 import { type GitError, isRepository, localTags, originUrl, probeRemote, type RemoteAccess, remoteTags } from './git.js';
 import { isGitRemoteUrl, isValidTag, libraryIdFromFolder, libraryIdFromRemote, versionIdOf } from './ids.js';
 import { type IndexJobDetail, serializeIndexJob } from './kind.js';
@@ -161,7 +161,7 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
     try {
       await probeRemote(sourceUrl, { guard: outboundGuard(deps.config), token: input.gitHostToken });
     } catch (err) {
-      if (err instanceof AddressNotAllowedError) throw asValidationError(refused('The repository', err), '/body/sourceUrl');
+      if (isAddressRefusal(err)) throw asValidationError(refused('The repository', err), '/body/sourceUrl');
       throw new ValidationError(`The repository cannot be read: ${(err as Error).message}`, 'REPOSITORY_UNREACHABLE');
     }
   } else {
@@ -328,7 +328,7 @@ export async function addVersion(deps: IndexDeps, id: string, input: { tag: stri
     try {
       tags = await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib));
     } catch (err) {
-      if (err instanceof AddressNotAllowedError) throw asValidationError(refused('The repository', err));
+      if (isAddressRefusal(err)) throw asValidationError(refused('The repository', err));
       throw new ValidationError(`The repository's tags cannot be read: ${(err as GitError).message}`, 'REPOSITORY_UNREACHABLE');
     }
     if (!tags.has(tag)) throw new ValidationError(`Tag ${tag} does not exist in ${lib.sourceUrl}`, 'TAG_NOT_FOUND');

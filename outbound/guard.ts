@@ -24,18 +24,21 @@ import { type ForwardProxy, startForwardProxy } from './proxy.js';
  * Addresses the operator configures (the language model, the recipe manager, the ASR backend, embedding servers)
  * are trusted and do not go through the guard.
  */
-export class AddressNotAllowedError extends PermanentError {
-  readonly code = 'ADDRESS_NOT_ALLOWED';
-}
+export const ADDRESS_NOT_ALLOWED = 'ADDRESS_NOT_ALLOWED';
+
+/** The guard's refusal: permanent, since the same URL would be refused again. */
+const refusal = (message: string) => new PermanentError(message, ADDRESS_NOT_ALLOWED);
+
+export const isAddressRefusal = (err: unknown): err is PermanentError => err instanceof PermanentError && err.code === ADDRESS_NOT_ALLOWED;
 
 /** At the API a refused address is the request's fault: 400 ADDRESS_NOT_ALLOWED, pointing at the field if there is one. */
-export function asValidationError(err: AddressNotAllowedError, pointer?: string): ValidationError {
-  return new ValidationError(err.message, err.code, pointer ? [{ pointer, message: err.message }] : undefined);
+export function asValidationError(err: PermanentError, pointer?: string): ValidationError {
+  return new ValidationError(err.message, ADDRESS_NOT_ALLOWED, pointer ? [{ pointer, message: err.message }] : undefined);
 }
 
 /** The guard's refusal, said of what was refused ("The post was refused: 10.0.0.5 is a private address; ..."). */
-export function refused(what: string, err: AddressNotAllowedError): AddressNotAllowedError {
-  return new AddressNotAllowedError(`${what} was refused: ${err.message}`);
+export function refused(what: string, err: PermanentError): PermanentError {
+  return refusal(`${what} was refused: ${err.message}`);
 }
 
 export interface ResolvedAddress {
@@ -80,16 +83,16 @@ export class OutboundGuard {
   }
 
   /** For a host that is an address literal the rule refuses, the refusal (connections to literals skip lookups). */
-  literalRefusal(host: string): AddressNotAllowedError | undefined {
+  literalRefusal(host: string): PermanentError | undefined {
     const literal = parseIp(host);
     const kind = literal && this.refusal(literal);
-    return kind ? new AddressNotAllowedError(`${host} is a ${kind} address; ${HINT}`) : undefined;
+    return kind ? refusal(`${host} is a ${kind} address; ${HINT}`) : undefined;
   }
 
   /**
    * The addresses `host` may be reached at. An address literal (in any form a resolver accepts) is checked as it
    * is; a name is resolved and every address it has is checked: one refused address refuses the host, since the
-   * connection could go to any of them. Throws AddressNotAllowedError, or the resolver's error (ENOTFOUND, ...).
+   * connection could go to any of them. Throws the refusal (code ADDRESS_NOT_ALLOWED), or the resolver's error (ENOTFOUND, ...).
    */
   async resolve(host: string): Promise<ResolvedAddress[]> {
     const literal = parseIp(host);
@@ -105,7 +108,7 @@ export class OutboundGuard {
     for (const a of found) {
       const bytes = parseIp(a.address);
       const kind = bytes ? this.refusal(bytes) : 'unreadable';
-      if (kind) throw new AddressNotAllowedError(`${host} resolves to a ${kind} address; ${HINT}`);
+      if (kind) throw refusal(`${host} resolves to a ${kind} address; ${HINT}`);
     }
     return found;
   }
@@ -120,7 +123,7 @@ export class OutboundGuard {
     try {
       await this.resolve(u.hostname);
     } catch (err) {
-      if (err instanceof AddressNotAllowedError) throw refused(what, err);
+      if (isAddressRefusal(err)) throw refused(what, err);
     }
   }
 

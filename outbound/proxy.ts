@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { registerSecret } from '../core/redact.js';
-import type { OutboundGuard } from './guard.js';
+import { isAddressRefusal, type OutboundGuard } from './guard.js';
 
 /**
  * A forward proxy on 127.0.0.1 for the child processes that fetch user-supplied URLs (git over http(s), yt-dlp):
@@ -47,12 +47,10 @@ export async function startForwardProxy(guard: OutboundGuard): Promise<ForwardPr
     const got = Buffer.from(String(req.headers['proxy-authorization'] ?? ''));
     return got.length === expected.length && timingSafeEqual(got, expected);
   };
-  const refusal = (err: unknown) => {
-    const code = (err as { code?: string }).code;
-    return code === 'ADDRESS_NOT_ALLOWED'
-      ? { status: 403, text: 'Forbidden', body: (err as Error).message }
-      : { status: 502, text: 'Bad Gateway', body: `The address could not be reached (${code ?? 'error'})` };
-  };
+  const refusal = (err: unknown) =>
+    isAddressRefusal(err)
+      ? { status: 403, text: 'Forbidden', body: err.message }
+      : { status: 502, text: 'Bad Gateway', body: `The address could not be reached (${(err as { code?: string }).code ?? 'error'})` };
 
   const sockets = new Set<net.Socket>();
   const server = http.createServer();

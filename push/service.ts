@@ -9,7 +9,7 @@ import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import { redact } from '../core/redact.js';
 import { PushSubscription } from '../db/entities/push-subscription.js';
-import { AddressNotAllowedError, asValidationError, outboundGuard } from '../outbound/guard.js';
+import { asValidationError, isAddressRefusal, outboundGuard } from '../outbound/guard.js';
 import { loadVapidKeys } from './vapid.js';
 
 /** What the browser's service worker receives (JSON): it shows `title` and `body`, and may use `data`. */
@@ -62,7 +62,7 @@ export class PushService {
     await outboundGuard(this.deps.config)
       .checkUrl(sub.endpoint, 'The push endpoint')
       .catch((err: unknown) => {
-        throw err instanceof AddressNotAllowedError ? asValidationError(err, '/body/subscription/endpoint') : err;
+        throw isAddressRefusal(err) ? asValidationError(err, '/body/subscription/endpoint') : err;
       });
     const now = new Date();
     const fields = {

@@ -2,7 +2,7 @@ import { fetch as guardedFetch, type RequestInit as UndiciRequestInit } from 'un
 import { PermanentError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 import { retryAfterMs } from '../core/retry-after.js';
-import { AddressNotAllowedError, type OutboundGuard, refused } from '../outbound/guard.js';
+import { isAddressRefusal, type OutboundGuard, refused } from '../outbound/guard.js';
 
 /**
  * HTTP for the recipe phases: every call ends by the attempt's deadline (QUEUE_TIMEOUT_MS) or when the activity is
@@ -113,7 +113,7 @@ export async function readBytes(what: string, res: Response, ctx: CallContext, m
 function failure(what: string, err: unknown, ctx: CallContext, timeout: AbortSignal | undefined, budget: number): unknown {
   if (ctx.signal.aborted) return ctx.signal.reason ?? err;
   const reason = (err as { cause?: unknown }).cause;
-  if (reason instanceof AddressNotAllowedError) return refused(what, reason);
+  if (isAddressRefusal(reason)) return refused(what, reason);
   if (timeout?.aborted || (err as Error).name === 'TimeoutError' || Date.now() >= ctx.deadline) {
     return new RecoverableError(
       budget ? `${what} did not answer within ${budget} ms (QUEUE_TIMEOUT_MS)` : `${what} timed out while sending its answer (QUEUE_TIMEOUT_MS)`,
