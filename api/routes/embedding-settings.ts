@@ -55,7 +55,8 @@ export const embeddingSettingsRoutes: RouteFactory = (deps) => {
       path: '/api/v1/settings/embedding',
       summary: 'Create or update a profile; `default: true` makes it the default',
       description:
-        'A secret sent back masked (`' + MASK + '`) keeps its stored value. When the active profile changes, every indexed ' +
+        'A secret sent back masked (`' + MASK + '`) keeps its stored value, for the address it was stored with: a new ' +
+        '`baseUrl` without the key again is 400 API_KEY_REQUIRED. When the active profile changes, every indexed ' +
         'library is re-indexed so that what lacks an embedding for the new profile gets one (`reembedJobs`).',
       tags,
       body: apiSchemas.embeddingSettingsUpdate,
