@@ -66,31 +66,33 @@ function createKeyFile(file: string): void {
   }
 }
 
-function box(key: Buffer): SecretBox {
-  const id = keyId(key);
+/** A box on a key; `key('seal')` may create the key file, `key('open')` never does (a made-up key opens nothing). */
+function box(key: (use: 'seal' | 'open') => Buffer): SecretBox {
   return {
     seal(plain, context) {
       registerSecret(plain);
+      const k = key('seal');
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const cipher = createCipheriv('aes-256-gcm', k, iv);
       cipher.setAAD(Buffer.from(context, 'utf8'));
       const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-      return `${PREFIX}${id}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
+      return `${PREFIX}${keyId(k)}:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
     },
     open(stored, context) {
       if (!isSealed(stored)) {
         registerSecret(stored);
         return stored;
       }
+      const k = key('open');
       const [storedId, data] = stored.slice(PREFIX.length).split(':');
-      if (storedId !== id) {
+      if (storedId !== keyId(k)) {
         throw unreadable(
-          `A stored secret was sealed with another key (${storedId}, this process has ${id}): give every process the same SECRETS_KEY or DATA_DIR/${SECRETS_FILE}, or enter the secret again`,
+          `A stored secret was sealed with another key (${storedId}, this process has ${keyId(k)}): give every process the same SECRETS_KEY or DATA_DIR/${SECRETS_FILE}, or enter the secret again`,
         );
       }
       const raw = Buffer.from(data ?? '', 'base64url');
       try {
-        const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+        const decipher = createDecipheriv('aes-256-gcm', k, raw.subarray(0, 12));
         decipher.setAAD(Buffer.from(context, 'utf8'));
         decipher.setAuthTag(raw.subarray(12, 28));
         const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
@@ -103,22 +105,27 @@ function box(key: Buffer): SecretBox {
   };
 }
 
-const boxes = new Map<string, SecretBox>();
+const fileKeys = new Map<string, Buffer>();
 
-/** The secret box of a configuration: SECRETS_KEY, else DATA_DIR/secrets.key (generated on first use). */
+/**
+ * The secret box of a configuration: SECRETS_KEY, else DATA_DIR/secrets.key, generated when the first secret is
+ * sealed. Opening never generates one: without the key a sealed value is unreadable, and says so.
+ */
 export function secretBox(config: Pick<Config, 'dataDir' | 'secretsKey'>, log?: Logger): SecretBox {
-  if (config.secretsKey) return box(config.secretsKey);
+  const fixed = config.secretsKey;
+  if (fixed) return box(() => fixed);
   const file = path.join(config.dataDir, SECRETS_FILE);
-  let b = boxes.get(file);
-  if (!b) {
-    let key = readKeyFile(file);
+  return box((use) => {
+    let key = fileKeys.get(file) ?? readKeyFile(file);
+    if (!key && use === 'open') {
+      throw unreadable(`A stored secret cannot be opened: ${file} is missing; set SECRETS_KEY or restore the file, or enter the secret again`);
+    }
     if (!key) {
       createKeyFile(file);
       key = readKeyFile(file)!;
       log?.info('generated the key that encrypts stored secrets; back it up with DATA_DIR (losing it means entering tokens and keys again)', { file });
     }
-    b = box(key);
-    boxes.set(file, b);
-  }
-  return b;
+    fileKeys.set(file, key);
+    return key;
+  });
 }

@@ -55,7 +55,7 @@ export function parseGitRemote(url: string): GitRemote | undefined {
   }
   const scheme = u.protocol.slice(0, -1).toLowerCase();
   if (scheme !== 'https' && scheme !== 'http' && scheme !== 'ssh' && scheme !== 'git') return undefined;
-  if (u.password || (u.username && !USER.test(decodeURIComponent(u.username))) || !HOST.test(u.hostname)) return undefined;
+  if (u.password || (u.username && !USER.test(u.username)) || !HOST.test(u.hostname)) return undefined;
   return {
     transport: scheme === 'https' || scheme === 'http' ? 'http' : scheme,
     host: u.hostname.replace(/^\[(.*)\]$/, '$1'),

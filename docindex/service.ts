@@ -70,8 +70,8 @@ export function remoteAccess(config: Config, lib: Pick<Library, 'id' | 'gitHostT
 }
 
 /** A token as stored: sealed for its library (core/secrets.ts). */
-const sealToken = (config: Config, libraryId: string, token: string | null | undefined) =>
-  token ? secretBox(config).seal(token, gitHostTokenContext(libraryId)) : null;
+const sealToken = (deps: IndexDeps, libraryId: string, token: string | null | undefined) =>
+  token ? secretBox(deps.config, deps.log).seal(token, gitHostTokenContext(libraryId)) : null;
 
 export async function findLibrary(e: EntityManager, id: string): Promise<Library> {
   const lib = await e.findOne(Library, { id });
@@ -179,7 +179,7 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
     source: input.source,
     sourceUrl,
     branch: input.branch?.trim() || null,
-    gitHostToken: sealToken(deps.config, id, input.gitHostToken),
+    gitHostToken: sealToken(deps, id, input.gitHostToken),
     state: 'pending',
     totalSnippets: 0,
     trustScore: 0,
@@ -209,7 +209,7 @@ export async function updateLibrary(
   if (patch.title !== undefined) lib.title = patch.title.trim() || lib.title;
   if (patch.description !== undefined) lib.description = patch.description?.trim() || null;
   if (patch.branch !== undefined) lib.branch = patch.branch?.trim() || null;
-  if (patch.gitHostToken !== undefined) lib.gitHostToken = sealToken(deps.config, lib.id, patch.gitHostToken);
+  if (patch.gitHostToken !== undefined) lib.gitHostToken = sealToken(deps, lib.id, patch.gitHostToken);
   lib.updatedAt = new Date();
   await e.flush();
   return serializeLibrary(lib);

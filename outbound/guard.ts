@@ -19,7 +19,7 @@ import { type ForwardProxy, startForwardProxy } from './proxy.js';
  * resolves the name and checks every address it answers, and connections to address literals are checked before
  * they are opened. So a redirect, or a DNS answer that changes between a check and the connection (rebinding),
  * reaches nothing the rule refuses. Requests made in-process go through `dispatcher` (undici) or `httpsAgent`;
- * child processes (git, yt-dlp) go through `proxy()`, a forward proxy that applies the same rule.
+ * child processes (git, yt-dlp) go through `proxyUrl()`, a forward proxy that applies the same rule.
  *
  * Addresses the operator configures (the language model, the recipe manager, the ASR backend, embedding servers)
  * are trusted and do not go through the guard.

@@ -63,7 +63,7 @@ export const embeddingSettingsRoutes: RouteFactory = (deps) => {
       responses: { 200: { description: '`{activeProfileId, profiles, presets, profile, reembedJobs}`' } },
       handler: async (ctx: Context) => {
         const { profile: input } = (ctx.request as { body: { profile: ProfileInput } }).body;
-        const { profile, activeChanged } = await saveProfile(deps.orm.em, input, secretBox(deps.config));
+        const { profile, activeChanged } = await saveProfile(deps.orm.em, input, secretBox(deps.config, deps.log));
         const reembedJobs = activeChanged && profile.isDefault && profile.enabled && profile.provider !== 'none' ? await reembed(deps) : 0;
         ctx.body = { ...(await settings(deps)), profile: serializeProfile(profile), reembedJobs };
       },

@@ -18,7 +18,7 @@ export const Library = defineEntity({
     branch: p.string().nullable(),
     /**
      * Read access to a private remote, sealed (core/secrets.ts, context `gitHostTokenContext`); opened only to run
-     * git (docindex/service.ts `libraryToken`). Serializers never include it.
+     * git (docindex/service.ts `remoteAccess`). Serializers never include it.
      */
     gitHostToken: p.text().nullable(),
     state: p.string().$type<LibraryState>().default('pending'),

@@ -120,6 +120,14 @@ describe('stored secrets', () => {
     const tampered = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'B' : 'A') + sealed.slice(-1);
     expect(() => secretBox(stack.config).open(tampered, gitHostTokenContext('/acme/gadgets'))).toThrow(/does not open here/);
     expect(redact(`git said ${TOKEN}`)).toBe('git said ***');
+    // A process without the key file never makes one up to open with.
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'gristmill-secrets-none-'));
+    try {
+      expect(() => secretBox(loadConfig({ DATA_DIR: empty })).open(sealed, gitHostTokenContext('/acme/gadgets'))).toThrow(/secrets\.key is missing; set SECRETS_KEY or restore the file/);
+      expect(fs.existsSync(path.join(empty, SECRETS_FILE))).toBe(false);
+    } finally {
+      fs.rmSync(empty, { recursive: true, force: true });
+    }
 
     // A process with another key says what to do instead of failing obscurely.
     const stranger = await startTestStack({ queues: [], env: { DATABASE_URL: stack.databaseUrl, SECRETS_KEY: randomBytes(32).toString('hex') } });
