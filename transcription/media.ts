@@ -68,12 +68,17 @@ export class Semaphore {
 /** What a failed tool printed last: its own error messages, which say what went wrong. */
 const STDERR_TAIL = 4000;
 
-export async function runTool(tool: Tool, args: string[], ctx: RunContext, opts: { cwd?: string } = {}): Promise<{ stdout: string; stderr: string }> {
+export async function runTool(
+  tool: Tool,
+  args: string[],
+  ctx: RunContext,
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ stdout: string; stderr: string }> {
   if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('cancelled');
   return new Promise((resolve, reject) => {
     const child = spawn(tool.command, [...tool.args, ...args], {
       cwd: opts.cwd,
-      env: { ...process.env, ...tool.env },
+      env: { ...process.env, ...tool.env, ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -141,6 +146,8 @@ function classifyYtDlp(err: unknown): never {
  * (redirects and media hosts included) is only what the guard allows.
  */
 const ytdlpCommon = (proxy: string) => ['--ignore-config', '--no-playlist', '--no-color', '--no-progress', '--no-warnings', '--newline', '--proxy', proxy];
+/** yt-dlp hands its proxy to ffmpeg (some streams) in http_proxy: no NO_PROXY of the environment may exempt a host. */
+const YTDLP_ENV = { NO_PROXY: '', no_proxy: '' };
 
 export interface CaptionResult {
   /** The caption file's text; undefined when the site has none in the languages asked for. */
@@ -179,7 +186,7 @@ export async function fetchCaptions(ytdlp: Tool, url: string, dir: string, ctx: 
         url,
       ],
       ctx,
-      { cwd: dir },
+      { cwd: dir, env: YTDLP_ENV },
     );
   } catch (err) {
     failure = err;
@@ -222,7 +229,7 @@ export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: 
       ytdlp,
       [...ytdlpCommon(ctx.proxy), '-f', 'bestaudio[ext=m4a]/bestaudio/best', '-o', 'media.%(ext)s', '--print', 'after_move:filepath', '--', url],
       ctx,
-      { cwd: dir },
+      { cwd: dir, env: YTDLP_ENV },
     ));
   } catch (err) {
     classifyYtDlp(err);
