@@ -4,6 +4,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { PermanentError } from '../core/errors.js';
 import { Job } from '../db/entities/job.js';
 import { RecipeItem } from '../db/entities/recipe.js';
+import { outboundGuard } from '../outbound/guard.js';
 import type { PushPayload } from '../push/service.js';
 import {
   JOB_STOPPED,
@@ -100,6 +101,8 @@ export function createRecipeActivities(deps: ActivityDeps) {
   const tools = new Tools(log.child('tools'), { ytdlpPath: config.transcription.ytdlpPath });
   const em = () => orm.em.fork();
   const tmpDir = (itemId: string) => path.join(config.dataDir, 'tmp', 'recipes', itemId);
+  /** The post and its picture are users' URLs; the model and the recipe manager are the operator's. */
+  const guard = outboundGuard(config);
   let ytdlpMissingUntil = 0;
 
   /** yt-dlp if it can be had in a moment; otherwise the page is read directly (and the lookup finishes meanwhile). */
@@ -211,11 +214,11 @@ export function createRecipeActivities(deps: ActivityDeps) {
     return out.value;
   }
 
-  /** The post's picture to the recipe created; failures are logged, never thrown. */
+  /** The post's picture (a URL the post named) to the recipe created; failures are logged, never thrown. */
   async function attachPicture(target: ManagerTarget, id: string, picture: string, ctx: CallContext, itemId: string): Promise<boolean> {
     const what = 'The post picture';
     try {
-      const res = await request(what, picture, { headers: { accept: 'image/*' } }, ctx);
+      const res = await request(what, picture, { headers: { accept: 'image/*' } }, ctx, { guard });
       if (!res.ok) {
         await res.body?.cancel().catch(() => undefined);
         throw statusFailure(what, res, '');
@@ -256,7 +259,7 @@ export function createRecipeActivities(deps: ActivityDeps) {
             });
           }
           const tool = await ytdlp(ctx);
-          const x = await extractPost(item.url, { ...ctx, ytdlp: tool, cookiesFile, log });
+          const x = await extractPost(item.url, { ...ctx, ytdlp: tool, guard, cookiesFile, log });
           return {
             value: { via: x.via, chars: x.text.length },
             results: { extractedText: x.text, ...(x.thumbnail && { thumbnail: x.thumbnail }) },

@@ -6,6 +6,7 @@ import { parseVtt } from '../core/transcripts/vtt.js';
 import type { AudioMode } from '../core/transcripts/audio.js';
 import { Job } from '../db/entities/job.js';
 import { Transcription, TranscriptionWebhook } from '../db/entities/transcription.js';
+import { outboundGuard } from '../outbound/guard.js';
 import { Tools } from '../runtime/tools.js';
 import { cancelBackendJob, submitJob, waitForModel, type ModelWaitOutcome } from '../transcription/asr-client.js';
 import { TRANSCRIPTION_STATUSES } from '../transcription/kind.js';
@@ -82,6 +83,12 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
     }
     return { baseUrl: t.asrBaseUrl, apiKey: t.asrApiKey };
   };
+  /** A URL job's address is a user's: refused before yt-dlp runs, and yt-dlp connects through the guard's proxy. */
+  const guard = outboundGuard(config);
+  const videoProxy = async (url: string) => {
+    await guard.checkUrl(url, 'The video URL');
+    return guard.proxyUrl();
+  };
   const rel = (file: string) => path.relative(config.dataDir, file);
   const abs = (file: string) => path.resolve(config.dataDir, file);
 
@@ -107,10 +114,11 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
     async transcriptionCaptions(input: RunRef & { note?: StageNote }): Promise<CompleteOutcome | { result: 'none'; reason: string }> {
       const ref = { jobId: input.jobId, runId: input.runId };
       const row = await begin(ref, input.note);
+      const proxy = await videoProxy(row.sourceUrl!);
       const ytdlp = await tools.getYtDlp();
       const dir = path.join(workDir(config.dataDir, ref.jobId), 'captions');
       await fs.rm(dir, { recursive: true, force: true });
-      const captions = await withRunContext(t.mediaTimeoutMs, (ctx) => fetchCaptions(ytdlp, row.sourceUrl!, dir, ctx));
+      const captions = await withRunContext(t.mediaTimeoutMs, (ctx) => fetchCaptions(ytdlp, row.sourceUrl!, dir, { ...ctx, proxy }));
       if (captions.title && !row.titleFromUser && captions.title !== row.title) {
         await orm.em.fork().nativeUpdate(Transcription, { jobId: ref.jobId }, { title: captions.title.slice(0, 300) });
       }
@@ -128,10 +136,11 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const ref = { jobId: input.jobId, runId: input.runId };
       const row = await begin(ref, input.note);
       if (row.sourceKind === 'url') {
+        const proxy = await videoProxy(row.sourceUrl!);
         const ytdlp = await tools.getYtDlp();
         const dir = path.join(workDir(config.dataDir, ref.jobId), 'download');
         await fs.rm(dir, { recursive: true, force: true });
-        const file = await withRunContext(t.mediaTimeoutMs, (ctx) => downloadAudio(ytdlp, row.sourceUrl!, dir, ctx));
+        const file = await withRunContext(t.mediaTimeoutMs, (ctx) => downloadAudio(ytdlp, row.sourceUrl!, dir, { ...ctx, proxy }));
         return { file: rel(file), bytes: (await fs.stat(file)).size };
       }
       const file = path.join(uploadDir(config.dataDir, ref.jobId), row.uploadStoredName ?? '');

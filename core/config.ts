@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from './errors.js';
+import { type AddressRange, parseRange } from './ip.js';
 import type { LogLevel } from './log.js';
 import { registerSecret } from './redact.js';
 
@@ -65,6 +66,10 @@ export interface Config {
   searchThreads: number;
   /** Keyword search: the most matches ranked per tier (SEARCH_RANK_CANDIDATES); see search/keyword.ts. */
   searchRankCandidates: number;
+  /** Which internal addresses user-supplied URLs may still reach (outbound/guard.ts). */
+  outbound: OutboundConfig;
+  /** SECRETS_KEY: the key that encrypts stored secrets (core/secrets.ts); unset: DATA_DIR/secrets.key. */
+  secretsKey: Buffer | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -202,7 +207,49 @@ export function loadConfig(env: Env = process.env): Config {
     searchVectorCacheBytes: int(env, 'SEARCH_VECTOR_CACHE_MB', 512, 1, 1_048_576) * 1024 * 1024,
     searchThreads: int(env, 'SEARCH_THREADS', Math.min(4, int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096)), 0, 64),
     searchRankCandidates: int(env, 'SEARCH_RANK_CANDIDATES', 5000, 100, 10_000_000),
+    outbound: outboundConfig(env),
+    secretsKey: secretsKey(env),
   };
+}
+
+export interface OutboundConfig {
+  /** OUTBOUND_ALLOW's ranges and addresses: reachable although they are loopback, private, link-local, ... */
+  allowRanges: AddressRange[];
+  /** OUTBOUND_ALLOW's host names (lower case; `*.lan` is every name under `lan`), whatever they resolve to. */
+  allowHosts: string[];
+}
+
+const HOST_NAME = /^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+
+function outboundConfig(env: Env): OutboundConfig {
+  const out: OutboundConfig = { allowRanges: [], allowHosts: [] };
+  for (const entry of (str(env, 'OUTBOUND_ALLOW') ?? '').split(/[\s,]+/).filter(Boolean)) {
+    const range = parseRange(entry);
+    const name = entry.toLowerCase().replace(/\.$/, '');
+    if (range) out.allowRanges.push(range);
+    else if (HOST_NAME.test(name) && !/^[\d.]+$/.test(name)) out.allowHosts.push(name);
+    else {
+      throw new ConfigError(
+        `OUTBOUND_ALLOW takes ranges (192.168.1.0/24, fd00::/8), addresses (10.0.0.5) and host names (gitea.lan, *.lan), comma-separated; "${entry}" is none of these`,
+      );
+    }
+  }
+  return out;
+}
+
+function secretsKey(env: Env): Buffer | undefined {
+  const raw = str(env, 'SECRETS_KEY');
+  if (raw === undefined) return undefined;
+  registerSecret(raw);
+  const key = /^[0-9a-f]{64}$/i.test(raw)
+    ? Buffer.from(raw, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw)
+      ? Buffer.from(raw.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
+      : undefined;
+  if (key?.length !== 32) {
+    throw new ConfigError('SECRETS_KEY must be 32 random bytes, as 64 hex digits or base64 (`openssl rand -base64 32`)');
+  }
+  return key;
 }
 
 /** The real task queue name for a logical queue. */

@@ -87,10 +87,16 @@ export class UnavailableError extends AppError {
 
 /**
  * A failure that retrying cannot fix (a deleted library, a tag that does not exist, a 4xx from a third party).
- * Activities' retry policies list it as non-retryable, so the job fails at once with this message.
+ * Activities' retry policies list it as non-retryable, so the job fails at once with this message. Temporal names a
+ * failure by its error's class, so kinds of permanent failure are told apart by `code`, not by subclasses (which
+ * would be retried).
  */
 export class PermanentError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** A stable code for a kind the API or a caller tells apart (ADDRESS_NOT_ALLOWED, SECRET_UNREADABLE). */
+    readonly code?: string,
+  ) {
     super(message);
     this.name = 'PermanentError';
   }

@@ -1,10 +1,18 @@
 import { simpleGit, type SimpleGit } from 'simple-git';
+import { formatIp, parseIp } from '../core/ip.js';
 import { redact } from '../core/redact.js';
+import { isAddressRefusal, type OutboundGuard } from '../outbound/guard.js';
+import { parseGitRemote } from './ids.js';
 
 /**
  * Git operations of the indexer. A git-host token goes to git through environment config
- * (GIT_CONFIG_KEY_0=http.extraHeader), never on a command line or in a remote URL, so `ps` and `.git/config`
- * never show it; every git error is redacted before it goes anywhere.
+ * (GIT_CONFIG_KEY_n=http.extraHeader), never on a command line or in a remote URL, so `ps` and `.git/config`
+ * never show it; every git error is redacted before it goes anywhere. A URL is always given after `--`, so it is
+ * never read as an option.
+ *
+ * A remote's URL is a user's, so git reaches it only where the outbound guard allows: over http(s) through the
+ * guard's proxy (each connection, redirects included, checked when it is made); over git:// and ssh at the address
+ * the guard checked (the URL's host replaced by it, or ssh told `HostName` with the name kept for host keys).
  */
 export class GitError extends Error {
   constructor(message: string, token?: string | null) {
@@ -13,28 +21,69 @@ export class GitError extends Error {
   }
 }
 
-function env(token?: string | null): Record<string, string> {
-  const base: Record<string, string> = {
+/** How a remote is reached: the guard, the token (if any), and the cancellation. */
+export interface RemoteAccess {
+  guard: OutboundGuard;
+  token?: string | null;
+  signal?: AbortSignal;
+}
+
+function baseEnv(): Record<string, string> {
+  return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/tmp',
     GIT_TERMINAL_PROMPT: '0', // fail at once instead of waiting for a password nobody will type
     GIT_CONFIG_NOSYSTEM: '1',
   };
-  if (!token) return base;
-  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
-  return { ...base, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` };
 }
 
-function git(baseDir: string | undefined, token?: string | null, signal?: AbortSignal): SimpleGit {
+function git(baseDir: string | undefined, env: Record<string, string> = baseEnv(), signal?: AbortSignal): SimpleGit {
   return simpleGit({
     ...(baseDir && { baseDir }),
     timeout: { block: 5 * 60_000 },
     ...(signal && { abort: signal }),
-    // The environment is ours, not user input: the GIT_CONFIG_* variables only carry the auth header.
-    // URLs and tags are user input and stay under simple-git's other guards (no ext::, no --upload-pack).
-    allowEnvironment: ['GIT_TERMINAL_PROMPT', 'GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0'],
-    unsafe: { allowUnsafeConfigEnvCount: true },
-  }).env(env(token));
+    // The environment is ours, not user input: GIT_CONFIG_* carry the auth header and the proxy, GIT_SSH_COMMAND the
+    // checked address. URLs and tags are user input and stay under simple-git's other guards (no ext::, no
+    // --upload-pack).
+    allowEnvironment: Object.keys(env),
+    unsafe: { allowUnsafeConfigEnvCount: true, allowUnsafeSshCommand: true },
+  }).env(env);
+}
+
+/** The URL to give git and the environment that makes it connect only where the guard allows. */
+async function reach(url: string, a: RemoteAccess): Promise<{ url: string; env: Record<string, string> }> {
+  const remote = parseGitRemote(url);
+  if (!remote) throw new GitError('Not a git remote URL (https://, ssh://, git:// or user@host:owner/repo)');
+  let address: string;
+  try {
+    address = (await a.guard.resolve(remote.host))[0]!.address;
+  } catch (err) {
+    if (isAddressRefusal(err)) throw err;
+    const code = (err as { code?: string }).code;
+    throw new GitError(`${remote.host} could not be resolved (${code ?? (err as Error).message})`);
+  }
+  const config: [string, string][] = [];
+  const env = baseEnv();
+  if (a.token) {
+    const basic = Buffer.from(`x-access-token:${a.token}`).toString('base64');
+    config.push(['http.extraHeader', `Authorization: Basic ${basic}`]);
+  }
+  if (remote.transport === 'http') {
+    config.push(['http.proxy', await a.guard.proxyUrl()], ['http.proxyAuthMethod', 'basic']);
+  } else if (remote.transport === 'git') {
+    const ip = parseIp(address)!;
+    const host = ip.length === 16 ? `[${formatIp(ip)}]` : formatIp(ip);
+    url = `git://${host}${remote.port ? `:${remote.port}` : ''}${remote.path}`;
+  } else {
+    // Host names and addresses are checked by parseGitRemote and the guard: nothing here needs shell quoting.
+    env.GIT_SSH_COMMAND = `ssh -o HostName=${address} -o HostKeyAlias=${remote.host} -o ProxyCommand=none -o ProxyJump=none -o BatchMode=yes`;
+  }
+  env.GIT_CONFIG_COUNT = String(config.length);
+  config.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return { url, env };
 }
 
 async function run<T>(token: string | null | undefined, fn: () => Promise<T>): Promise<T> {
@@ -46,8 +95,9 @@ async function run<T>(token: string | null | undefined, fn: () => Promise<T>): P
 }
 
 /** Tags of a remote, tag -> commit (peeled for annotated tags). */
-export async function remoteTags(url: string, token?: string | null, signal?: AbortSignal): Promise<Map<string, string>> {
-  const out = await run(token, () => git(undefined, token, signal).raw(['ls-remote', '--tags', url]));
+export async function remoteTags(url: string, a: RemoteAccess): Promise<Map<string, string>> {
+  const r = await reach(url, a);
+  const out = await run(a.token, () => git(undefined, r.env, a.signal).raw(['ls-remote', '--tags', '--', r.url]));
   const tags = new Map<string, string>();
   for (const line of out.split('\n')) {
     const m = /^([0-9a-f]{40})\s+refs\/tags\/(.+?)(\^\{\})?$/.exec(line.trim());
@@ -57,18 +107,16 @@ export async function remoteTags(url: string, token?: string | null, signal?: Ab
 }
 
 /** Checks that the remote answers (and the token, if any, is accepted). */
-export async function probeRemote(url: string, token?: string | null): Promise<void> {
-  await run(token, () => git(undefined, token).raw(['ls-remote', '--heads', url]));
+export async function probeRemote(url: string, a: RemoteAccess): Promise<void> {
+  const r = await reach(url, a);
+  await run(a.token, () => git(undefined, r.env, a.signal).raw(['ls-remote', '--heads', '--', r.url]));
 }
 
 /** A shallow clone at a branch or tag (default branch when neither), without the token persisting anywhere. */
-export async function shallowClone(
-  url: string,
-  target: string,
-  opts: { ref?: string | null; token?: string | null; signal?: AbortSignal },
-): Promise<void> {
-  const args = ['--depth', '1', '--single-branch', '--no-tags', ...(opts.ref ? ['--branch', opts.ref] : [])];
-  await run(opts.token, () => git(undefined, opts.token, opts.signal).clone(url, target, args));
+export async function shallowClone(url: string, target: string, a: RemoteAccess & { ref?: string | null }): Promise<void> {
+  const r = await reach(url, a);
+  const args = ['--depth', '1', '--single-branch', '--no-tags', ...(a.ref ? ['--branch', a.ref] : [])];
+  await run(a.token, () => git(undefined, r.env, a.signal).raw(['clone', ...args, '--', r.url, target]));
 }
 
 /**
@@ -76,8 +124,8 @@ export async function shallowClone(
  * a `--shared` clone borrows the objects and checks the tag out in the copy.
  */
 export async function checkoutLocalTag(repo: string, tag: string, target: string, signal?: AbortSignal): Promise<void> {
-  await run(null, () => git(undefined, null, signal).clone(repo, target, ['--shared', '--no-checkout', '--quiet']));
-  await run(null, () => git(target, null, signal).raw(['checkout', '--quiet', '--detach', `refs/tags/${tag}`]));
+  await run(null, () => git(undefined, baseEnv(), signal).raw(['clone', '--shared', '--no-checkout', '--quiet', '--', repo, target]));
+  await run(null, () => git(target, baseEnv(), signal).raw(['checkout', '--quiet', '--detach', `refs/tags/${tag}`]));
 }
 
 export async function headCommit(dir: string): Promise<string | null> {

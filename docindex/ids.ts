@@ -20,11 +20,55 @@ function fromPath(p: string): string | undefined {
   return owner && repo ? `/${owner}/${repo}` : undefined;
 }
 
-/** https, http, ssh:// and git:// URLs, and scp-like `git@host:owner/repo.git`. */
-export function isGitRemoteUrl(url: string): boolean {
-  return /^(https?|ssh|git):\/\/[^\s]+$/i.test(url) || /^[\w.-]+@[\w.-]+:[^\s]+$/.test(url);
+/** A git remote as git will reach it: which transport, which host (brackets of an IPv6 literal removed), which port. */
+export interface GitRemote {
+  transport: 'http' | 'git' | 'ssh';
+  host: string;
+  port: number | undefined;
+  /** The repository's path on the host. */
+  path: string;
 }
 
+/** A host name or address git and the resolver read the same way (no `-` first: it would be an option to ssh). */
+const HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\[[0-9A-Fa-f:.]+\])$/;
+const USER = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
+
+/**
+ * https://, http://, ssh:// and git:// URLs, and scp-like `[user@]host:owner/repo.git`; undefined for anything else.
+ * Refused as well: whitespace and control characters, a user or host starting with `-` (`-ox@x:o/r` is an option to
+ * git or ssh, not a remote), and a password in the URL (a token goes in gitHostToken, which is kept encrypted).
+ */
+export function parseGitRemote(url: string): GitRemote | undefined {
+  // eslint-disable-next-line no-control-regex
+  if (!url || url.length > 2048 || /[\s\u0000-\u001f\u007f]/.test(url) || url.startsWith('-')) return undefined;
+  const scp = /^(?:([^@/:]+)@)?([^@/:]+):(?!\/\/)(.+)$/.exec(url);
+  if (scp && !/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
+    const [, user, host, path] = scp;
+    if ((user !== undefined && !USER.test(user)) || !HOST.test(host!) || host!.startsWith('[')) return undefined;
+    return { transport: 'ssh', host: host!, port: undefined, path: path! };
+  }
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const scheme = u.protocol.slice(0, -1).toLowerCase();
+  if (scheme !== 'https' && scheme !== 'http' && scheme !== 'ssh' && scheme !== 'git') return undefined;
+  if (u.password || (u.username && !USER.test(u.username)) || !HOST.test(u.hostname)) return undefined;
+  return {
+    transport: scheme === 'https' || scheme === 'http' ? 'http' : scheme,
+    host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: u.port ? Number(u.port) : undefined,
+    path: u.pathname,
+  };
+}
+
+export function isGitRemoteUrl(url: string): boolean {
+  return parseGitRemote(url) !== undefined;
+}
+
+/** The id a remote's path names; lenient (a local folder's origin may carry credentials: they do not matter here). */
 export function libraryIdFromRemote(url: string): string | undefined {
   const scp = /^[\w.-]+@[\w.-]+:(.+)$/.exec(url);
   if (scp) return fromPath(scp[1]!);

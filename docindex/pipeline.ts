@@ -11,6 +11,7 @@ import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { Job } from '../db/entities/job.js';
 import { Library, LibraryVersion } from '../db/entities/library.js';
 import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
+import { remoteAccess } from './service.js';
 import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shallowClone } from './git.js';
 import { versionIdOf } from './ids.js';
 import { LocalFolders } from './local-folders.js';
@@ -143,10 +144,10 @@ async function checkout(
     return { root: workdir, commit: await headCommit(workdir) };
   }
   if (version) {
-    const tags = await remoteTags(lib.sourceUrl, lib.gitHostToken, ctx.signal);
+    const tags = await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib, ctx.signal));
     if (!tags.has(version.tag)) throw new PermanentError(`Tag ${version.tag} does not exist in ${lib.sourceUrl}`);
   }
-  await shallowClone(lib.sourceUrl, workdir, { ref: version?.tag ?? lib.branch, token: lib.gitHostToken, signal: ctx.signal });
+  await shallowClone(lib.sourceUrl, workdir, { ...remoteAccess(deps.config, lib, ctx.signal), ref: version?.tag ?? lib.branch });
   return { root: workdir, commit: await headCommit(workdir) };
 }
 
@@ -255,7 +256,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
     // previousVersions registers versions, but only tags that exist: a missing one would fail every re-index.
     let previousVersions = version ? [] : config.previousVersions;
     if (previousVersions.length) {
-      const existing = lib.source === 'local' ? new Set((await localTags(lib.sourceUrl)).map((t) => t.tag)) : new Set((await remoteTags(lib.sourceUrl, lib.gitHostToken, ctx.signal)).keys());
+      const existing = lib.source === 'local' ? new Set((await localTags(lib.sourceUrl)).map((t) => t.tag)) : new Set((await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib, ctx.signal))).keys());
       const missing = previousVersions.filter((v) => !existing.has(v.tag));
       if (missing.length) warnings.push(`previousVersions: no tag ${missing.map((v) => v.tag).join(', ')}; not registered`);
       previousVersions = previousVersions.filter((v) => existing.has(v.tag));

@@ -5,13 +5,15 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../core/config.js';
 import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { secretBox } from '../core/secrets.js';
 import { Job } from '../db/entities/job.js';
-import { Library, type LibrarySource, type LibraryState, LibraryVersion } from '../db/entities/library.js';
+import { gitHostTokenContext, Library, type LibrarySource, type LibraryState, LibraryVersion } from '../db/entities/library.js';
 import type { Orm } from '../db/orm.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { launchJob } from '../jobs/launch.js';
 import type { JobStore } from '../jobs/store.js';
-import { type GitError, isRepository, localTags, originUrl, probeRemote, remoteTags } from './git.js';
+import { asValidationError, isAddressRefusal, outboundGuard, refused } from '../outbound/guard.js';
+import { type GitError, isRepository, localTags, originUrl, probeRemote, type RemoteAccess, remoteTags } from './git.js';
 import { LocalFolders } from './local-folders.js';
 import { isGitRemoteUrl, isValidTag, libraryIdFromFolder, libraryIdFromRemote, versionIdOf } from './ids.js';
 import { type IndexJobDetail, serializeIndexJob } from './kind.js';
@@ -57,6 +59,19 @@ export function serializeVersion(v: LibraryVersion) {
     createdAt: v.createdAt.toISOString(),
   };
 }
+
+/**
+ * How git reaches a library's remote: through the outbound guard, with its token opened for the command about to
+ * run (docindex/git.ts).
+ */
+export function remoteAccess(config: Config, lib: Pick<Library, 'id' | 'gitHostToken'>, signal?: AbortSignal): RemoteAccess {
+  const token = lib.gitHostToken ? secretBox(config).open(lib.gitHostToken, gitHostTokenContext(lib.id)) : null;
+  return { guard: outboundGuard(config), token, ...(signal && { signal }) };
+}
+
+/** A token as stored: sealed for its library (core/secrets.ts). */
+const sealToken = (deps: IndexDeps, libraryId: string, token: string | null | undefined) =>
+  token ? secretBox(deps.config, deps.log).seal(token, gitHostTokenContext(libraryId)) : null;
 
 export async function findLibrary(e: EntityManager, id: string): Promise<Library> {
   const lib = await e.findOne(Library, { id });
@@ -134,13 +149,18 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
   let sourceUrl = input.sourceUrl.trim();
   if (input.source === 'git-host') {
     if (!isGitRemoteUrl(sourceUrl)) {
-      throw new ValidationError('sourceUrl must be a git remote URL (https://, ssh:// or git@host:owner/repo)', 'INVALID_SOURCE_URL');
+      throw new ValidationError(
+        'sourceUrl must be a git remote URL (https://, ssh://, git:// or user@host:owner/repo), without a password (use gitHostToken)',
+        'INVALID_SOURCE_URL',
+        [{ pointer: '/body/sourceUrl', message: 'not a git remote URL' }],
+      );
     }
     id = libraryIdFromRemote(sourceUrl);
     if (!id) throw new ValidationError('sourceUrl must name an owner and a repository', 'INVALID_SOURCE_URL');
     try {
-      await probeRemote(sourceUrl, input.gitHostToken);
+      await probeRemote(sourceUrl, { guard: outboundGuard(deps.config), token: input.gitHostToken });
     } catch (err) {
+      if (isAddressRefusal(err)) throw asValidationError(refused('The repository', err), '/body/sourceUrl');
       throw new ValidationError(`The repository cannot be read: ${(err as Error).message}`, 'REPOSITORY_UNREACHABLE');
     }
   } else {
@@ -158,7 +178,7 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
     source: input.source,
     sourceUrl,
     branch: input.branch?.trim() || null,
-    gitHostToken: input.gitHostToken || null,
+    gitHostToken: sealToken(deps, id, input.gitHostToken),
     state: 'pending',
     totalSnippets: 0,
     trustScore: 0,
@@ -188,7 +208,7 @@ export async function updateLibrary(
   if (patch.title !== undefined) lib.title = patch.title.trim() || lib.title;
   if (patch.description !== undefined) lib.description = patch.description?.trim() || null;
   if (patch.branch !== undefined) lib.branch = patch.branch?.trim() || null;
-  if (patch.gitHostToken !== undefined) lib.gitHostToken = patch.gitHostToken || null;
+  if (patch.gitHostToken !== undefined) lib.gitHostToken = sealToken(deps, lib.id, patch.gitHostToken);
   lib.updatedAt = new Date();
   await e.flush();
   return serializeLibrary(lib);
@@ -305,8 +325,9 @@ export async function addVersion(deps: IndexDeps, id: string, input: { tag: stri
     // Spec 1: a git-host tag is checked against the host's tag list before indexing.
     let tags: Map<string, string>;
     try {
-      tags = await remoteTags(lib.sourceUrl, lib.gitHostToken);
+      tags = await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib));
     } catch (err) {
+      if (isAddressRefusal(err)) throw asValidationError(refused('The repository', err));
       throw new ValidationError(`The repository's tags cannot be read: ${(err as GitError).message}`, 'REPOSITORY_UNREACHABLE');
     }
     if (!tags.has(tag)) throw new ValidationError(`Tag ${tag} does not exist in ${lib.sourceUrl}`, 'TAG_NOT_FOUND');

@@ -4,8 +4,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../core/config.js';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { registerSecret } from '../core/redact.js';
-import { EmbeddingProfile, type ProviderKind } from '../db/entities/embedding-profile.js';
+import { type SecretBox, secretBox } from '../core/secrets.js';
+import { apiKeyContext, EmbeddingProfile, keyAddress, type ProviderKind } from '../db/entities/embedding-profile.js';
 import { DEFAULT_LOCAL_DIMENSIONS, DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent, type LocalConfig } from './local.js';
 import type { EmbeddingProvider } from './provider.js';
 import { RemoteProvider, type RemoteConfig } from './remote.js';
@@ -76,17 +76,46 @@ export async function ensureDefaultProfile(em: EntityManager, config: Config, lo
 }
 
 /**
- * A profile's config as sent over the stored one: a secret sent back masked (or left out) keeps its stored value,
- * an empty one removes it. Secrets are registered for redaction.
+ * A profile's config as sent over the stored one. A secret sent back masked (or left out) keeps its stored value,
+ * an empty one removes it, a new one is sealed for the profile and its address (core/secrets.ts). A stored key is
+ * only ever sent to the address it was stored with: keeping it while changing `baseUrl` is 400 API_KEY_REQUIRED
+ * (send the key again). `id` is the profile the result is for; `stored` is that profile as saved, if it is.
  */
-export function mergeConfig(stored: Record<string, unknown> | undefined, sent: Record<string, unknown> | undefined): Record<string, unknown> {
-  const config: Record<string, unknown> = { ...(stored ?? {}), ...(sent ?? {}) };
+export function mergeConfig(
+  stored: Pick<EmbeddingProfile, 'id' | 'config'> | null,
+  sent: Record<string, unknown> | undefined,
+  id: string,
+  secrets: SecretBox,
+): Record<string, unknown> {
+  const before = stored?.id === id ? stored.config : {};
+  const config: Record<string, unknown> = { ...before, ...(sent ?? {}) };
+  const sameAddress = keyAddress(config.baseUrl) === keyAddress(before.baseUrl);
   for (const key of SECRET_KEYS) {
-    if (sent?.[key] === MASK || sent?.[key] === undefined) config[key] = stored?.[key];
+    const kept = before[key];
+    const fresh = sent?.[key];
+    if (fresh === MASK || fresh === undefined) {
+      config[key] = kept;
+      if (typeof kept === 'string' && kept && !sameAddress) {
+        const message = `The stored ${key} is only sent to the address it was saved with; send it again to use it with ${keyAddress(config.baseUrl)}`;
+        throw new ValidationError(message, 'API_KEY_REQUIRED', [{ pointer: `/body/profile/config/${key}`, message }]);
+      }
+    } else if (typeof fresh === 'string' && fresh !== '') {
+      // The same key sent again keeps its sealed form, so saving an unchanged form changes nothing.
+      config[key] = sameAddress && typeof kept === 'string' && kept && openedOrUndefined(secrets, kept, apiKeyContext(id, before.baseUrl)) === fresh
+        ? kept
+        : secrets.seal(fresh, apiKeyContext(id, config.baseUrl));
+    }
     if (config[key] === undefined || config[key] === '') delete config[key];
-    registerSecret(config[key] as string | undefined);
   }
   return config;
+}
+
+function openedOrUndefined(secrets: SecretBox, sealed: string, context: string): string | undefined {
+  try {
+    return secrets.open(sealed, context);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface ProfileInput {
@@ -118,12 +147,13 @@ function checkConfig(input: ProfileInput & { model: string | null }, config: Rec
  * trip what GET returned. `default: true` makes it the default, in the same transaction as clearing the others.
  * Returns the profile and whether the active profile changed.
  */
-export async function saveProfile(em: EntityManager, input: ProfileInput): Promise<{ profile: EmbeddingProfile; activeChanged: boolean }> {
+export async function saveProfile(em: EntityManager, input: ProfileInput, secrets: SecretBox): Promise<{ profile: EmbeddingProfile; activeChanged: boolean }> {
   return em.fork().transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', ['embedding-profiles']);
     const before = await tx.findOne(EmbeddingProfile, { isDefault: true, enabled: true });
     const existing = input.id ? await tx.findOne(EmbeddingProfile, { id: input.id }) : null;
-    const config = mergeConfig(existing?.config, input.config);
+    const id = input.id ?? randomUUID();
+    const config = mergeConfig(existing, input.config, id, secrets);
     const model = input.model === undefined ? (existing?.model ?? null) : input.model;
     checkConfig({ ...input, model }, config);
     const now = new Date();
@@ -131,7 +161,7 @@ export async function saveProfile(em: EntityManager, input: ProfileInput): Promi
     const profile =
       existing ??
       tx.create(EmbeddingProfile, {
-        id: input.id ?? randomUUID(),
+        id,
         name: input.name ?? input.provider,
         provider: input.provider,
         isDefault: false,
@@ -168,8 +198,12 @@ export function createProvider(profile: Pick<EmbeddingProfile, 'id' | 'provider'
   switch (profile.provider) {
     case 'none':
       return null;
-    case 'remote-compatible':
-      return new RemoteProvider(profile.id, profile.model ?? '', profile.dimensions ?? null, profile.config as unknown as RemoteConfig);
+    case 'remote-compatible': {
+      // The key is opened when a request is about to be sent, for this profile and address only.
+      const { apiKey, ...remote } = profile.config as unknown as RemoteConfig;
+      const key = () => (apiKey ? secretBox(config).open(apiKey, apiKeyContext(profile.id, remote.baseUrl)) : undefined);
+      return new RemoteProvider(profile.id, profile.model ?? '', profile.dimensions ?? null, remote, key);
+    }
     case 'local-transformers':
       return new LocalProvider(profile.id, profile.model ?? '', profile.dimensions ?? null, profile.config as LocalConfig, {
         cacheDir: config.embeddings.cacheDir,
@@ -196,7 +230,6 @@ export async function activeEmbeddingProvider(em: EntityManager, config: Config)
         live.delete(k);
       }
     }
-    for (const s of SECRET_KEYS) registerSecret(profile.config[s] as string | undefined);
     live.set(key, createProvider(profile, config));
   }
   return live.get(key)!;

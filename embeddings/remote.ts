@@ -66,6 +66,8 @@ export class RemoteProvider implements EmbeddingProvider {
     readonly model: string,
     dimensions: number | null,
     private readonly config: RemoteConfig,
+    /** The API key, asked for when a request is sent (a stored key is opened then: embeddings/profiles.ts). */
+    private readonly apiKey: () => string | undefined = () => config.apiKey,
   ) {
     this.dimensions = dimensions;
   }
@@ -77,9 +79,10 @@ export class RemoteProvider implements EmbeddingProvider {
 
   private headers(): Record<string, string> {
     const h: Record<string, string> = { 'content-type': 'application/json' };
-    if (this.config.apiKey) {
-      if (this.config.auth === 'api-key') h['api-key'] = this.config.apiKey;
-      else h.authorization = `Bearer ${this.config.apiKey}`;
+    const key = this.apiKey();
+    if (key) {
+      if (this.config.auth === 'api-key') h['api-key'] = key;
+      else h.authorization = `Bearer ${key}`;
     }
     return h;
   }
@@ -94,11 +97,12 @@ export class RemoteProvider implements EmbeddingProvider {
   private async request(input: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const attempts = this.config.maxAttempts ?? 5;
     const body = JSON.stringify({ model: this.model, input, ...(this.dimensions && { dimensions: this.dimensions }) });
+    const headers = this.headers();
     for (let attempt = 1; ; attempt++) {
       let res: Response;
       try {
         const timeout = AbortSignal.timeout(this.config.timeoutMs ?? 60_000);
-        res = await fetch(this.url(), { method: 'POST', headers: this.headers(), body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+        res = await fetch(this.url(), { method: 'POST', headers, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
       } catch (err) {
         if (signal?.aborted) throw err;
         if (attempt >= attempts) throw new EmbeddingError(`The embedding server could not be reached: ${redact((err as Error).message)}`, false);

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import https from 'node:https';
+import type https from 'node:https';
 import tls from 'node:tls';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -9,6 +9,7 @@ import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import { redact } from '../core/redact.js';
 import { PushSubscription } from '../db/entities/push-subscription.js';
+import { asValidationError, isAddressRefusal, outboundGuard } from '../outbound/guard.js';
 import { loadVapidKeys } from './vapid.js';
 
 /** What the browser's service worker receives (JSON): it shows `title` and `body`, and may use `data`. */
@@ -56,8 +57,16 @@ export class PushService {
     return loadVapidKeys(this.deps.config, this.deps.log).then((k) => k.publicKey);
   }
 
-  /** Adds or refreshes a subscription; answers how many there are in all. */
+  /**
+   * Adds or refreshes a subscription; answers how many there are in all. The endpoint is a URL the client chose: one
+   * at an address the outbound guard refuses is 400 ADDRESS_NOT_ALLOWED (and sending checks it again).
+   */
   async subscribe(em: EntityManager, clientId: string, sub: BrowserSubscription): Promise<number> {
+    await outboundGuard(this.deps.config)
+      .checkUrl(sub.endpoint, 'The push endpoint')
+      .catch((err: unknown) => {
+        throw isAddressRefusal(err) ? asValidationError(err, '/body/subscription/endpoint') : err;
+      });
     const now = new Date();
     const fields = {
       p256dh: sub.keys.p256dh,
@@ -99,11 +108,16 @@ export class PushService {
     return em.fork().count(PushSubscription, {});
   }
 
-  /** Trusts the system CAs plus PUSH_CA_FILE (a self-hosted push service with a private CA). */
-  private httpsAgent(): https.Agent | undefined {
+  /**
+   * Endpoints are clients' URLs: every connection goes through the outbound guard. Trusts the system CAs plus
+   * PUSH_CA_FILE (a self-hosted push service with a private CA).
+   */
+  private httpsAgent(): https.Agent {
     const caFile = this.deps.config.push.caFile;
-    if (!caFile) return undefined;
-    this.agent ??= new https.Agent({ keepAlive: true, ca: [...tls.rootCertificates, fs.readFileSync(caFile, 'utf8')] });
+    this.agent ??= outboundGuard(this.deps.config).httpsAgent({
+      keepAlive: true,
+      ...(caFile && { ca: [...tls.rootCertificates, fs.readFileSync(caFile, 'utf8')] }),
+    });
     return this.agent;
   }
 
@@ -123,7 +137,7 @@ export class PushService {
           urgency: opts.urgency ?? 'normal',
           timeout: 15_000,
           ...(payload.tag && { topic: topicOf(payload.tag) }),
-          ...(agent && { agent }),
+          agent,
         });
         await this.record(em, sub, outcome);
         summary[outcome.kind]++;

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { PermanentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { redact } from '../core/redact.js';
+import type { OutboundGuard } from '../outbound/guard.js';
 import type { Tool } from '../runtime/tools.js';
 import { findRecipeNode, readPage } from './html.js';
 import { type CallContext, readText, request, statusFailure } from './http.js';
@@ -20,7 +21,9 @@ import { fromJsonLd, recipeText, type SchemaRecipe } from './recipe.js';
  *    description (social sites put the caption there); else the page's visible text.
  *
  * Nothing readable is a permanent failure ("no text in the post"), and so are pages that answer 4xx or are not
- * HTML. Network failures, timeouts and 5xx are recoverable.
+ * HTML. Network failures, timeouts and 5xx are recoverable. The post's URL is a user's: it is checked by the outbound
+ * guard before yt-dlp runs, and yt-dlp and the page's fetch connect only where the guard allows (a refusal is
+ * permanent). An error page's body is never quoted: it could be a page from inside the network.
  */
 export interface Extracted {
   via: 'yt-dlp' | 'json-ld' | 'meta' | 'text';
@@ -41,11 +44,13 @@ const MIN_PAGE_TEXT = 40;
 export interface ExtractOptions extends CallContext {
   /** undefined: yt-dlp is not available; the page is read directly. */
   ytdlp: Tool | undefined;
+  guard: OutboundGuard;
   cookiesFile?: string | undefined;
   log: Logger;
 }
 
 export async function extractPost(url: string, o: ExtractOptions): Promise<Extracted> {
+  await o.guard.checkUrl(url, 'The post');
   let ytdlpProblem: string | undefined;
   if (o.ytdlp) {
     // yt-dlp gets at most 60% of the attempt's time, so a hanging site extractor leaves time for the page.
@@ -76,12 +81,13 @@ export async function extractPost(url: string, o: ExtractOptions): Promise<Extra
   }
 }
 
-async function fromPage(url: string, ctx: CallContext): Promise<Extracted> {
+async function fromPage(url: string, o: ExtractOptions): Promise<Extracted> {
   const what = 'The post';
-  const res = await request(what, url, { headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'user-agent': USER_AGENT } }, ctx);
+  const ctx: CallContext = { signal: o.signal, deadline: o.deadline };
+  const res = await request(what, url, { headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'user-agent': USER_AGENT } }, ctx, { guard: o.guard });
   if (!res.ok) {
-    const body = await readText(what, res, ctx, 2000).catch(() => '');
-    throw statusFailure(what, res, res.status === 404 || res.status === 410 ? '' : body);
+    await res.body?.cancel().catch(() => undefined);
+    throw statusFailure(what, res, '');
   }
   const type = (res.headers.get('content-type') ?? 'text/html').toLowerCase();
   if (!/html|xml/.test(type)) {
@@ -133,6 +139,7 @@ async function ytdlpMetadata(tool: Tool, url: string, o: ExtractOptions): Promis
     '--ignore-config', '--no-playlist', '--no-color', '--no-warnings', '--use-extractors', 'default,-generic',
     '--socket-timeout', String(Math.max(1, Math.ceil((o.deadline - Date.now()) / 1000))),
     '-J', '--skip-download',
+    '--proxy', await o.guard.proxyUrl(),
     ...(o.cookiesFile ? ['--cookies', o.cookiesFile] : []),
     '--', url,
   ];

@@ -1,6 +1,8 @@
+import { fetch as guardedFetch, type RequestInit as UndiciRequestInit } from 'undici';
 import { PermanentError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 import { retryAfterMs } from '../core/retry-after.js';
+import { isAddressRefusal, type OutboundGuard, refused } from '../outbound/guard.js';
 
 /**
  * HTTP for the recipe phases: every call ends by the attempt's deadline (QUEUE_TIMEOUT_MS) or when the activity is
@@ -47,14 +49,20 @@ function cause(err: unknown): string {
 
 /**
  * fetch, ended by the attempt's deadline or cancellation (which also ends reading the body). A timeout or a
- * network failure is recoverable; a cancellation is passed on as it is.
+ * network failure is recoverable; a cancellation is passed on as it is. A URL that came from a user (the post, its
+ * picture) is fetched through the outbound guard: each connection, redirects included, only to an address it allows
+ * (a refused one is a permanent failure).
  */
-export async function request(what: string, url: string, init: RequestInit, ctx: CallContext): Promise<Response> {
+export async function request(what: string, url: string, init: RequestInit, ctx: CallContext, o: { guard?: OutboundGuard } = {}): Promise<Response> {
   const left = ctx.deadline - Date.now();
   if (left <= 0) throw new RecoverableError(`${what} was not reached: the attempt's time (QUEUE_TIMEOUT_MS) is used up`);
   const timeout = AbortSignal.timeout(left);
+  const signal = AbortSignal.any([ctx.signal, timeout]);
   try {
-    return await fetch(url, { ...init, redirect: 'follow', signal: AbortSignal.any([ctx.signal, timeout]) });
+    if (!o.guard) return await fetch(url, { ...init, redirect: 'follow', signal });
+    // undici's own fetch: the dispatcher is the guard's. Its Response has the same interface as the global one.
+    const res = await guardedFetch(url, { ...(init as UndiciRequestInit), redirect: 'follow', signal, dispatcher: o.guard.dispatcher });
+    return res as unknown as Response;
   } catch (err) {
     throw failure(what, err, ctx, timeout, left);
   }
@@ -104,6 +112,8 @@ export async function readBytes(what: string, res: Response, ctx: CallContext, m
 
 function failure(what: string, err: unknown, ctx: CallContext, timeout: AbortSignal | undefined, budget: number): unknown {
   if (ctx.signal.aborted) return ctx.signal.reason ?? err;
+  const reason = (err as { cause?: unknown }).cause;
+  if (isAddressRefusal(reason)) return refused(what, reason);
   if (timeout?.aborted || (err as Error).name === 'TimeoutError' || Date.now() >= ctx.deadline) {
     return new RecoverableError(
       budget ? `${what} did not answer within ${budget} ms (QUEUE_TIMEOUT_MS)` : `${what} timed out while sending its answer (QUEUE_TIMEOUT_MS)`,

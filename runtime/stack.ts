@@ -7,7 +7,9 @@ import type { ActivityDeps } from '../activities/deps.js';
 import type { Config, QueueName } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import { migrate, openOrm, type Orm } from '../db/orm.js';
+import { sealPlainSecrets } from '../db/secrets.js';
 import { closeProviders, ensureDefaultProfile } from '../embeddings/profiles.js';
+import { closeOutbound } from '../outbound/guard.js';
 import { closeSearch } from '../search/search.js';
 import { EventHub } from '../jobs/hub.js';
 import { type JobKind, JobKinds } from '../jobs/kinds.js';
@@ -108,9 +110,11 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const orm = await openOrm(pgEndpoint.url, log.child('db'));
     onStop('database pool', () => orm.close());
     await migrate(orm, pgEndpoint.url, log);
+    await sealPlainSecrets(orm, config, log);
     await ensureDefaultProfile(orm.em, config, log);
     onStop('embedding providers', () => closeProviders());
     onStop('vector search', () => closeSearch());
+    onStop('outbound guard', () => closeOutbound(config));
 
     const connection = await Connection.connect({ address: temporalEndpoint.address });
     onStop('temporal client', () => connection.close());

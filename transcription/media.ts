@@ -68,12 +68,17 @@ export class Semaphore {
 /** What a failed tool printed last: its own error messages, which say what went wrong. */
 const STDERR_TAIL = 4000;
 
-export async function runTool(tool: Tool, args: string[], ctx: RunContext, opts: { cwd?: string } = {}): Promise<{ stdout: string; stderr: string }> {
+export async function runTool(
+  tool: Tool,
+  args: string[],
+  ctx: RunContext,
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<{ stdout: string; stderr: string }> {
   if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('cancelled');
   return new Promise((resolve, reject) => {
     const child = spawn(tool.command, [...tool.args, ...args], {
       cwd: opts.cwd,
-      env: { ...process.env, ...tool.env },
+      env: { ...process.env, ...tool.env, ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -135,8 +140,14 @@ function classifyYtDlp(err: unknown): never {
   throw err;
 }
 
-/** The options every yt-dlp call shares: one video, no config files, no colour, quiet but for errors. */
-const YTDLP_COMMON = ['--ignore-config', '--no-playlist', '--no-color', '--no-progress', '--no-warnings', '--newline'];
+/**
+ * The options every yt-dlp call shares: one video, no config files, no colour, quiet but for errors; and every
+ * connection through `proxy`, the outbound guard's (outbound/proxy.ts): the URL is a user's, so what yt-dlp reaches
+ * (redirects and media hosts included) is only what the guard allows.
+ */
+const ytdlpCommon = (proxy: string) => ['--ignore-config', '--no-playlist', '--no-color', '--no-progress', '--no-warnings', '--newline', '--proxy', proxy];
+/** yt-dlp hands its proxy to ffmpeg (some streams) in http_proxy: no NO_PROXY of the environment may exempt a host. */
+const YTDLP_ENV = { NO_PROXY: '', no_proxy: '' };
 
 export interface CaptionResult {
   /** The caption file's text; undefined when the site has none in the languages asked for. */
@@ -152,14 +163,14 @@ export interface CaptionResult {
  * Captions of a video page, without downloading the video: manual subtitles first, automatic captions otherwise,
  * English preferred (`--sub-langs "en.*,en"`), as WebVTT; plus the video's metadata (for its title).
  */
-export async function fetchCaptions(ytdlp: Tool, url: string, dir: string, ctx: RunContext): Promise<CaptionResult> {
+export async function fetchCaptions(ytdlp: Tool, url: string, dir: string, ctx: RunContext & { proxy: string }): Promise<CaptionResult> {
   await fs.mkdir(dir, { recursive: true });
   let failure: unknown;
   try {
     await runTool(
       ytdlp,
       [
-        ...YTDLP_COMMON,
+        ...ytdlpCommon(ctx.proxy),
         '--skip-download',
         '--write-subs',
         '--write-auto-subs',
@@ -175,7 +186,7 @@ export async function fetchCaptions(ytdlp: Tool, url: string, dir: string, ctx: 
         url,
       ],
       ctx,
-      { cwd: dir },
+      { cwd: dir, env: YTDLP_ENV },
     );
   } catch (err) {
     failure = err;
@@ -210,15 +221,15 @@ export async function fetchCaptions(ytdlp: Tool, url: string, dir: string, ctx: 
 }
 
 /** Downloads the best audio of a video page (`bestaudio[ext=m4a]/bestaudio/best`); answers the file's path. */
-export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: RunContext): Promise<string> {
+export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: RunContext & { proxy: string }): Promise<string> {
   await fs.mkdir(dir, { recursive: true });
   let stdout = '';
   try {
     ({ stdout } = await runTool(
       ytdlp,
-      [...YTDLP_COMMON, '-f', 'bestaudio[ext=m4a]/bestaudio/best', '-o', 'media.%(ext)s', '--print', 'after_move:filepath', '--', url],
+      [...ytdlpCommon(ctx.proxy), '-f', 'bestaudio[ext=m4a]/bestaudio/best', '-o', 'media.%(ext)s', '--print', 'after_move:filepath', '--', url],
       ctx,
-      { cwd: dir },
+      { cwd: dir, env: YTDLP_ENV },
     ));
   } catch (err) {
     classifyYtDlp(err);

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { AppError } from '../../core/errors.js';
+import { secretBox } from '../../core/secrets.js';
 import { Library } from '../../db/entities/library.js';
 import { enqueueIndex } from '../../docindex/service.js';
 import { REMOTE_PRESETS } from '../../embeddings/remote.js';
@@ -54,14 +55,15 @@ export const embeddingSettingsRoutes: RouteFactory = (deps) => {
       path: '/api/v1/settings/embedding',
       summary: 'Create or update a profile; `default: true` makes it the default',
       description:
-        'A secret sent back masked (`' + MASK + '`) keeps its stored value. When the active profile changes, every indexed ' +
+        'A secret sent back masked (`' + MASK + '`) keeps its stored value, for the address it was stored with: a new ' +
+        '`baseUrl` without the key again is 400 API_KEY_REQUIRED. When the active profile changes, every indexed ' +
         'library is re-indexed so that what lacks an embedding for the new profile gets one (`reembedJobs`).',
       tags,
       body: apiSchemas.embeddingSettingsUpdate,
       responses: { 200: { description: '`{activeProfileId, profiles, presets, profile, reembedJobs}`' } },
       handler: async (ctx: Context) => {
         const { profile: input } = (ctx.request as { body: { profile: ProfileInput } }).body;
-        const { profile, activeChanged } = await saveProfile(deps.orm.em, input);
+        const { profile, activeChanged } = await saveProfile(deps.orm.em, input, secretBox(deps.config, deps.log));
         const reembedJobs = activeChanged && profile.isDefault && profile.enabled && profile.provider !== 'none' ? await reembed(deps) : 0;
         ctx.body = { ...(await settings(deps)), profile: serializeProfile(profile), reembedJobs };
       },
@@ -78,9 +80,10 @@ export const embeddingSettingsRoutes: RouteFactory = (deps) => {
         const body = (ctx.request as { body: { profileId?: string; profile?: ProfileInput } }).body;
         let target: Pick<EmbeddingProfile, 'id' | 'provider' | 'model' | 'dimensions' | 'config'>;
         if (body.profile) {
+          const id = body.profile.id ?? 'unsaved';
           const stored = body.profile.id ? await deps.orm.em.fork().findOne(EmbeddingProfile, { id: body.profile.id }) : null;
-          const config = mergeConfig(stored?.config, body.profile.config);
-          target = { id: body.profile.id ?? 'unsaved', provider: body.profile.provider, model: body.profile.model ?? null, dimensions: body.profile.dimensions ?? null, config };
+          const config = mergeConfig(stored, body.profile.config, id, secretBox(deps.config));
+          target = { id, provider: body.profile.provider, model: body.profile.model ?? null, dimensions: body.profile.dimensions ?? null, config };
         } else if (body.profileId) target = await findProfile(deps.orm.em, body.profileId);
         else {
           const active = await deps.orm.em.fork().findOne(EmbeddingProfile, { isDefault: true, enabled: true });

@@ -5,7 +5,8 @@ export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 /**
  * How snippets are embedded. The active profile is the one that is both default and enabled; `config` holds the
- * provider's settings, secrets included (API keys), which responses always mask.
+ * provider's settings, secrets included: `apiKey` is sealed (core/secrets.ts, context `apiKeyContext`) and every
+ * response masks it.
  */
 export const EmbeddingProfile = defineEntity({
   name: 'EmbeddingProfile',
@@ -30,3 +31,17 @@ export const EmbeddingProfile = defineEntity({
   ],
 });
 export type EmbeddingProfile = InferEntity<typeof EmbeddingProfile>;
+
+/** The address a key is sent to, as compared: scheme, host, port and path, without trailing slashes. */
+export function keyAddress(baseUrl: unknown): string {
+  const text = typeof baseUrl === 'string' ? baseUrl.trim() : '';
+  try {
+    const u = new URL(text);
+    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return text;
+  }
+}
+
+/** What a profile's sealed API key belongs to: that profile, sending to that address; anywhere else it does not open. */
+export const apiKeyContext = (profileId: string, baseUrl: unknown) => `embedding_profile:${profileId}:apiKey:${keyAddress(baseUrl)}`;

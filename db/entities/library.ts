@@ -16,7 +16,10 @@ export const Library = defineEntity({
     source: p.string().$type<LibrarySource>(),
     sourceUrl: p.text(),
     branch: p.string().nullable(),
-    /** Read access to a private remote. Only docindex/git.ts reads it; serializers never include it. */
+    /**
+     * Read access to a private remote, sealed (core/secrets.ts, context `gitHostTokenContext`); opened only to run
+     * git (docindex/service.ts `remoteAccess`). Serializers never include it.
+     */
     gitHostToken: p.text().nullable(),
     state: p.string().$type<LibraryState>().default('pending'),
     totalSnippets: p.integer().default(0),
@@ -29,6 +32,9 @@ export const Library = defineEntity({
   }),
 });
 export type Library = InferEntity<typeof Library>;
+
+/** What a library's sealed token belongs to: it opens for this library only. */
+export const gitHostTokenContext = (libraryId: string) => `library:${libraryId}:gitHostToken`;
 
 export const VERSION_STATES = ['pending', 'indexing', 'indexed', 'error'] as const;
 export type VersionState = (typeof VERSION_STATES)[number];

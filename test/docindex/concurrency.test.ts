@@ -117,7 +117,7 @@ describe('a worker killed mid-job', () => {
     let out = '';
     worker = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts', '--queues', 'indexing'], {
       cwd: root,
-      env: { ...process.env, DATABASE_URL: apiOnly.databaseUrl, TEMPORAL_ADDRESS: apiOnly.config.temporalAddress, TASK_QUEUE_PREFIX: apiOnly.config.taskQueuePrefix, DATA_DIR: apiOnly.dataDir, LOG_LEVEL: 'info', ...ENV },
+      env: { ...process.env, DATABASE_URL: apiOnly.databaseUrl, TEMPORAL_ADDRESS: apiOnly.config.temporalAddress, TASK_QUEUE_PREFIX: apiOnly.config.taskQueuePrefix, DATA_DIR: apiOnly.dataDir, OUTBOUND_ALLOW: '127.0.0.1', LOG_LEVEL: 'info', ...ENV },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     worker.stdout!.on('data', (b) => (out += b));
@@ -139,8 +139,9 @@ describe('a worker killed mid-job', () => {
     await new Promise((r) => worker!.once('exit', r));
     release();
 
-    // A fresh worker takes over once the dead one's heartbeats stop.
-    const second = await startTestStack({ api: false, queues: ['indexing'], env: { ...ENV, DATABASE_URL: apiOnly.databaseUrl, TASK_QUEUE_PREFIX: apiOnly.config.taskQueuePrefix } });
+    // A fresh worker takes over once the dead one's heartbeats stop (sharing DATA_DIR, where the key that opens the
+    // stored token is).
+    const second = await startTestStack({ api: false, queues: ['indexing'], env: { ...ENV, DATABASE_URL: apiOnly.databaseUrl, TASK_QUEUE_PREFIX: apiOnly.config.taskQueuePrefix, DATA_DIR: apiOnly.dataDir } });
     try {
       const job = await waitForJob(apiOnly, body.job.id, 60_000);
       expect(job.status, JSON.stringify(job)).toBe('done');

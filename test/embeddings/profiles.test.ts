@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { secretBox } from '../../core/secrets.js';
+import { apiKeyContext } from '../../db/entities/embedding-profile.js';
 import { api, enc, expectError, waitForJob } from '../docindex/helpers.js';
 import { type FakeEmbeddings, startFakeEmbeddings } from '../support/fake-embeddings.js';
 import { TestRepo } from '../support/git.js';
@@ -80,12 +82,14 @@ describe('embedding profiles', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.profile).toMatchObject({ id: 'remote', default: false, active: false, config: { baseUrl: `${fake.url}/v1`, apiKey: '********' } });
     expect(res.body.reembedJobs).toBe(0);
+    // Stored sealed (core/secrets.ts), for this profile and address.
     const [stored] = (await stack.orm.em.fork().execute(`select config->>'apiKey' as key from embedding_profile where id = 'remote'`)) as { key: string }[];
-    expect(stored!.key).toBe(KEY);
+    expect(stored!.key).toMatch(/^gmsec:v1:/);
+    expect(secretBox(stack.config).open(stored!.key, apiKeyContext('remote', `${fake.url}/v1`))).toBe(KEY);
     // Sending the mask back keeps the key.
     await call('PUT', '/api/v1/settings/embedding', { profile: { id: 'remote', provider: 'remote-compatible', model: 'text-embedding-3-small', config: { apiKey: '********', batchSize: 4 } } });
     const [kept] = (await stack.orm.em.fork().execute(`select config->>'apiKey' as key from embedding_profile where id = 'remote'`)) as { key: string }[];
-    expect(kept!.key).toBe(KEY);
+    expect(kept!.key).toBe(stored!.key);
   });
 
   it('tests a connection: dimensions and latency, or the provider error as 502', async () => {

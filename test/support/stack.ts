@@ -50,6 +50,9 @@ export async function startTestStack(
     SSE_HEARTBEAT_MS: '500',
     // Test fixtures (local repositories) are made under the system's temporary folder.
     LOCAL_SOURCE_ROOTS: os.tmpdir(),
+    // The fakes of third parties (post pages, git hosts, push services) listen on 127.0.0.1; the guard is strict
+    // about everything else, and test/security/ starts stacks that allow less.
+    OUTBOUND_ALLOW: '127.0.0.1',
     ...o.env,
   });
   const stack = await startStack({

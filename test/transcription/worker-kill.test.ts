@@ -37,6 +37,7 @@ async function startWorker(): Promise<ChildProcess> {
       PUBLIC_BASE_URL: c.publicBaseUrl,
       ASR_BASE_URL: h.asr.url,
       PUSH_CA_FILE: h.push.caFile,
+      OUTBOUND_ALLOW: '127.0.0.1',
       LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
