@@ -4,9 +4,9 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { PermanentError } from '../core/errors.js';
 import { Job } from '../db/entities/job.js';
 import { RecipeItem } from '../db/entities/recipe.js';
+import { jobStopped, owns } from '../jobs/ownership.js';
 import type { PushPayload } from '../push/service.js';
 import {
-  JOB_STOPPED,
   type PhaseName,
   type QueueStatus,
   RECIPE_STATUSES,
@@ -44,11 +44,8 @@ export interface UploadOutcome {
 }
 
 function stopped(): never {
-  throw ApplicationFailure.nonRetryable('The item is no longer run by this workflow (it ended, or a retry started another run)', JOB_STOPPED);
+  return jobStopped('item');
 }
-
-/** An activity may write to its item while its run owns it: started by this run and not finished. */
-const owns = (job: Job, runId: string) => job.completedAt == null && job.runId === runId;
 
 /** The running activity's attempt and cancellation; outside an activity (tests calling a step directly) a neutral one. */
 function activityContext(): { attempt: number; signal: AbortSignal; heartbeat: () => void } {

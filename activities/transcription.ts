@@ -1,10 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { PermanentError } from '../core/errors.js';
 import { parseVtt } from '../core/transcripts/vtt.js';
 import type { AudioMode } from '../core/transcripts/audio.js';
 import { Job } from '../db/entities/job.js';
+import { jobStopped, owns } from '../jobs/ownership.js';
 import { Transcription, TranscriptionWebhook } from '../db/entities/transcription.js';
 import { Tools } from '../runtime/tools.js';
 import { cancelBackendJob, submitJob, waitForModel, type ModelWaitOutcome } from '../transcription/asr-client.js';
@@ -12,7 +13,6 @@ import { TRANSCRIPTION_STATUSES } from '../transcription/kind.js';
 import { downloadAudio, fetchCaptions, prepareAudio, type RunContext, Semaphore } from '../transcription/media.js';
 import { uploadDir, workDir } from '../transcription/paths.js';
 import {
-  activeIn,
   completeTranscript,
   type CompleteOutcome,
   failJob,
@@ -20,6 +20,7 @@ import {
   markDelivery,
   setStage,
   type StoreDeps,
+  updateForOwner,
 } from '../transcription/results.js';
 import { callbackUrl, hashToken, newToken } from '../transcription/tokens.js';
 import { classifyWebhook } from '../transcription/webhook-payload.js';
@@ -39,11 +40,8 @@ export interface StageNote {
   stageDetail: string | null;
 }
 
-/** The failure type a workflow reads as "the job was cancelled or taken over meanwhile": it ends quietly. */
-export const JOB_STOPPED = 'JobStopped';
-
 function stopped(): never {
-  throw ApplicationFailure.nonRetryable('The job is no longer running (cancelled, or run again by a retry)', JOB_STOPPED);
+  return jobStopped();
 }
 
 /** The current activity's cancellation and heartbeat, with a heartbeat every third of the timeout meanwhile. */
@@ -92,7 +90,7 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
   async function begin(ref: RunRef, note?: StageNote): Promise<Transcription> {
     const em = orm.em.fork();
     const job = await em.findOne(Job, { id: ref.jobId });
-    if (!job || !activeIn(job, ref.runId)) stopped();
+    if (!job || !owns(job, ref.runId)) stopped();
     if (note && (job.stage !== note.stage || job.stageDetail !== note.stageDetail || job.progress < note.progress)) {
       if (!(await setStage(store, { ...ref, ...note }))) stopped();
     }
@@ -112,7 +110,8 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       await fs.rm(dir, { recursive: true, force: true });
       const captions = await withRunContext(t.mediaTimeoutMs, (ctx) => fetchCaptions(ytdlp, row.sourceUrl!, dir, ctx));
       if (captions.title && !row.titleFromUser && captions.title !== row.title) {
-        await orm.em.fork().nativeUpdate(Transcription, { jobId: ref.jobId }, { title: captions.title.slice(0, 300) });
+        const title = captions.title.slice(0, 300);
+        if (!(await updateForOwner(store, ref, (tx) => tx.nativeUpdate(Transcription, { jobId: ref.jobId }, { title })))) stopped();
       }
       if (captions.vtt === undefined) {
         return { result: 'none', reason: captions.problem ? `the captions could not be read: ${captions.problem}` : 'the video has no captions' };
@@ -150,7 +149,8 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const prepared = await withRunContext(t.mediaTimeoutMs, (ctx) =>
         ffmpegSlots.run(ctx.signal, () => prepareAudio(ffmpeg, abs(input.media), output, input.mode, ctx)),
       );
-      await orm.em.fork().nativeUpdate(Transcription, { jobId: input.jobId }, { appliedMode: prepared.mode, modeReason: prepared.reason });
+      const applied = { appliedMode: prepared.mode, modeReason: prepared.reason };
+      if (!(await updateForOwner(store, input, (tx) => tx.nativeUpdate(Transcription, { jobId: input.jobId }, applied)))) stopped();
       return { file: rel(prepared.file), bytes: prepared.bytes, mode: prepared.mode, reason: prepared.reason };
     },
 
@@ -162,7 +162,8 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const endpoint = asr();
       await begin(input, input.note);
       const token = newToken();
-      await orm.em.fork().nativeUpdate(Transcription, { jobId: input.jobId }, { callbackTokenHash: hashToken(token) });
+      // Only the owner's token counts: a late attempt of a replaced run must not unseat the current submission's.
+      if (!(await updateForOwner(store, input, (tx) => tx.nativeUpdate(Transcription, { jobId: input.jobId }, { callbackTokenHash: hashToken(token) })))) stopped();
       const outcome = await withRunContext(t.mediaTimeoutMs, (ctx) =>
         submitJob(endpoint, {
           file: abs(input.audio),
@@ -175,14 +176,14 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       );
       const em = orm.em.fork();
       if (outcome.kind === 'busy') {
-        await em.getConnection().execute('update "transcription" set "model_waits" = "model_waits" + 1 where "job_id" = ?', [input.jobId]);
+        await updateForOwner(store, input, (tx) => tx.execute('update "transcription" set "model_waits" = "model_waits" + 1 where "job_id" = ?', [input.jobId]));
         return outcome;
       }
       // The backend's id and the `transcribing` stage in one transaction: what the job shows is always consistent.
       await jobs.update(
         em,
         input.jobId,
-        (job) => (activeIn(job, input.runId) ? { progress: Math.max(job.progress, 50), stage: 'transcribing', stageDetail: `The backend is transcribing (job ${outcome.asrJobId})` } : null),
+        (job) => (owns(job, input.runId) ? { progress: Math.max(job.progress, 50), stage: 'transcribing', stageDetail: `The backend is transcribing (job ${outcome.asrJobId})` } : null),
         {
           within: async (tx) => {
             await tx.nativeUpdate(Transcription, { jobId: input.jobId }, { asrJobId: outcome.asrJobId, submittedAt: new Date() });
@@ -220,7 +221,7 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
         if (job?.status === TRANSCRIPTION_STATUSES.failed && delivery.outcome === 'applied') return { result: 'failed', error: job.error ?? 'Failed' };
         return { result: 'ignored', reason: delivery.detail ?? 'already handled' };
       }
-      if (!job || !activeIn(job, input.runId)) {
+      if (!job || !owns(job, input.runId)) {
         const reason = job?.status === TRANSCRIPTION_STATUSES.cancelled ? 'the job was cancelled' : 'the job is no longer running';
         await markDelivery(orm.em, input.deliveryId, 'ignored', reason);
         return { result: 'stopped', reason };

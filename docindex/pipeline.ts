@@ -9,6 +9,7 @@ import { selectFiles } from '../core/docs/select.js';
 import { PermanentError } from '../core/errors.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { Job } from '../db/entities/job.js';
+import { jobStopped, owns } from '../jobs/ownership.js';
 import { Library, LibraryVersion } from '../db/entities/library.js';
 import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
 import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shallowClone } from './git.js';
@@ -21,6 +22,11 @@ export interface IndexInput {
   versionId: string | null;
   /** From INDEXING_HEARTBEAT_TIMEOUT_MS: how soon a killed worker's attempt is retried elsewhere. */
   heartbeatTimeoutMs: number;
+}
+
+/** What each indexing activity is called with: the job's input and the workflow run calling, the job's owner. */
+export interface IndexStep extends IndexInput {
+  runId: string;
 }
 
 /** How an activity reports liveness and learns it was cancelled. */
@@ -84,14 +90,18 @@ type Counts = { totalFiles?: number; processed?: number };
 
 /**
  * The one place a stage's progress is written: the job row (stage, progress, file counts) and a `progress` event,
- * in one transaction. Nothing is written once the job has finished (a cancelled job's straggling attempt).
+ * in one transaction. A run that no longer owns the job (jobs/ownership.ts) writes nothing and stops here.
  */
-async function setStage(deps: ActivityDeps, jobId: string, patch: StagePatch, counts: Counts = {}): Promise<void> {
+async function setStage(deps: ActivityDeps, input: IndexStep, patch: StagePatch, counts: Counts = {}): Promise<void> {
+  let refused = false;
   await deps.jobs.update(
     deps.orm.em,
-    jobId,
+    input.jobId,
     (job) => {
-      if (job.completedAt) return null;
+      if (!owns(job, input.runId)) {
+        refused = true;
+        return null;
+      }
       const detail = indexDetail(job);
       return {
         ...patch,
@@ -115,6 +125,7 @@ async function setStage(deps: ActivityDeps, jobId: string, patch: StagePatch, co
       },
     },
   );
+  if (refused) jobStopped();
 }
 
 /** Puts the files to index in a folder: the local folder itself, a private copy at a tag, or a shallow clone. */
@@ -153,7 +164,7 @@ async function readConfig(root: string): Promise<{ config: ReturnType<typeof par
  * Stages crawl and parse. Changed and new files are parsed into `staged_document`; deleted files are staged with
  * no content; unchanged files (same checksum as stored) are not read twice. Nothing a reader sees changes here.
  */
-export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: StepContext): Promise<CrawlResult> {
+export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: StepContext): Promise<CrawlResult> {
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
   const workdir = path.join(deps.config.dataDir, 'work', input.jobId);
@@ -165,7 +176,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
     ctx.heartbeat(patch.stage);
     if (!force && Date.now() - lastReport < PROGRESS_EVERY_MS) return;
     lastReport = Date.now();
-    await setStage(deps, input.jobId, patch, counts);
+    await setStage(deps, input, patch, counts);
   };
 
   try {
@@ -189,12 +200,16 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
     let batch: { job_id: string; file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = [];
     const flush = async () => {
       if (!batch.length) return;
-      await em.execute(
+      // Staged for the job's owner only: a run that lost the job (a reset replaced it) stages nothing more.
+      const rows: unknown[] = await em.execute(
         `insert into staged_document (job_id, file_path, checksum, snippets)
-         select * from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
-         on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets`,
-        [JSON.stringify(batch)],
+         select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
+         where exists (select 1 from job where id = ? and run_id = ? and completed_at is null)
+         on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets
+         returning 1`,
+        [JSON.stringify(batch), input.jobId, input.runId],
       );
+      if (!rows.length) jobStopped();
       batch = [];
     };
 
@@ -269,10 +284,14 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
  * Stage write: swaps the staged files in, in one transaction, so a reader sees the old snippets or the new ones,
  * never a mix. Also stores the rules and registers previousVersions. Safe to retry: it reads only the staging rows.
  */
-export async function replaceSnippets(deps: ActivityDeps, input: IndexInput, crawl: CrawlResult) {
-  await setStage(deps, input.jobId, { stage: 'writing', progress: 75, stageDetail: null });
+export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult) {
+  await setStage(deps, input, { stage: 'writing', progress: 75, stageDetail: null });
   return deps.orm.em.fork().transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`index-scope:${input.repositoryId}@${input.versionId ?? ''}`]);
+    // The swap happens only for the job's owner, checked under the job's lock (jobs/store.ts takes the same one).
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`job:${input.jobId}`]);
+    const job = await tx.findOne(Job, { id: input.jobId }, { refresh: true });
+    if (!job || !owns(job, input.runId)) jobStopped();
     const { lib, version } = await loadScope(tx, input);
     const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
     let written = 0;
@@ -330,10 +349,10 @@ const EMBED_BATCH = 32;
  * never embedded twice), batch by batch; each batch is written in its own statement, and a provider failure fails
  * the job. Without an active provider there is nothing to do and search stays keyword-only.
  */
-export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: StepContext): Promise<{ embedded: number; provider: string | null }> {
+export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: StepContext): Promise<{ embedded: number; provider: string | null }> {
   const em = deps.orm.em.fork();
   const provider = await activeEmbeddingProvider(em, deps.config);
-  await setStage(deps, input.jobId, {
+  await setStage(deps, input, {
     stage: 'embedding',
     progress: 80,
     stageDetail: provider ? `embedding with ${provider.model}` : 'no embedding provider active: keyword search only',
@@ -369,8 +388,8 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: 
  * substantial and documented: up to 4 points for size (log of the snippet count, full at 10,000), 2 for prose
  * documentation, 2 for code examples, 1 for having indexed versions, 1 for a config file with rules.
  */
-export async function updateStatistics(deps: ActivityDeps, input: IndexInput, crawl: CrawlResult) {
-  await setStage(deps, input.jobId, { stage: 'statistics', progress: 95 });
+export async function updateStatistics(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult) {
+  await setStage(deps, input, { stage: 'statistics', progress: 95 });
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
   const counts: { type: string; n: string }[] = await em.execute(

@@ -4,8 +4,6 @@
  */
 export const RECIPE_KIND = 'recipe';
 export const RECIPE_WORKFLOW = 'recipeWorkflow';
-/** The failure type of "this run no longer owns the item" (it ended meanwhile, or a retry started a new run). */
-export const JOB_STOPPED = 'JobStopped';
 
 /** Queue item statuses (spec 3). `unhealthy`: a recoverable failure outlasted its attempts; `error`: permanent. */
 export const QUEUE_STATUSES = ['pending', 'in_progress', 'success', 'error', 'unhealthy'] as const;

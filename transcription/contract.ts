@@ -7,8 +7,6 @@ import type { AudioMode } from '../core/transcripts/audio.js';
 export const TRANSCRIPTION_WORKFLOW = 'transcriptionWorkflow';
 /** The signal that carries a webhook call to its job's workflow. */
 export const ASR_WEBHOOK_SIGNAL = 'asrWebhook';
-/** The failure type of "this run no longer owns the job" (cancelled through the API, or retried). */
-export const JOB_STOPPED = 'JobStopped';
 
 export type SourceKind = 'url' | 'upload' | 'recording';
 

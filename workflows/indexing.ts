@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { IndexingActivities } from '../activities/indexing.js';
 import type { IndexInput } from '../docindex/pipeline.js';
 import { runJob } from './job-lifecycle.js';
@@ -21,14 +21,16 @@ export async function indexLibraryWorkflow(input: IndexInput) {
     heartbeatTimeout: input.heartbeatTimeoutMs,
     retry: externalCallRetry(3),
   });
+  // Every step names this run: only the job's owner writes to it (jobs/ownership.ts).
+  const step = { ...input, runId: workflowInfo().runId };
   return runJob(
     input.jobId,
     async () => {
       // Each stage reports its own progress (stage, percentage, files) as it goes.
-      const crawl = await crawlAndParse(input); // crawling, parsing
-      const written = await replaceSnippets(input, crawl); // writing: one transaction
-      const embedded = await embedSnippets(input); // embedding
-      const stats = await updateStatistics(input, crawl); // statistics
+      const crawl = await crawlAndParse(step); // crawling, parsing
+      const written = await replaceSnippets(step, crawl); // writing: one transaction
+      const embedded = await embedSnippets(step); // embedding
+      const stats = await updateStatistics(step, crawl); // statistics
       return { ...crawl, ...written, ...embedded, ...stats };
     },
     { slot: 'indexing' },

@@ -8,16 +8,11 @@ import {
 } from '@temporalio/workflow';
 import type { PushActivities } from '../activities/push.js';
 import type { RecipeActivities } from '../activities/recipes.js';
+import { isJobStopped } from '../jobs/contract.js';
 import type { PushPayload } from '../push/service.js';
-import { ATTEMPT_GRACE_MS, JOB_STOPPED, type RecipeInput, type RecipeOutcome, type StepInput } from '../recipes/contract.js';
+import { ATTEMPT_GRACE_MS, type RecipeInput, type RecipeOutcome, type StepInput } from '../recipes/contract.js';
 import { failureMessage, runJob } from './job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
-
-const failureType = (err: unknown): string | undefined => {
-  let e: unknown = err;
-  while (e instanceof ActivityFailure) e = e.cause;
-  return e instanceof ApplicationFailure ? (e.type ?? undefined) : undefined;
-};
 
 /**
  * One recipe queue item, one run (README, "Recipe queue"): a slot of the `recipes` pool (QUEUE_CONCURRENCY; none
@@ -50,7 +45,7 @@ export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome>
       return { status: 'success', recipeManagerUrl: uploaded.recipeManagerUrl };
     } catch (err) {
       if (isCancellation(err)) throw err;
-      if (failureType(err) === JOB_STOPPED) {
+      if (isJobStopped(err)) {
         recorded = true;
         return { status: 'stopped' };
       }

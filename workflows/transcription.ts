@@ -1,5 +1,4 @@
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -13,9 +12,9 @@ import {
 } from '@temporalio/workflow';
 import type { PushActivities } from '../activities/push.js';
 import type { RunRef, StageNote, TranscriptionActivities } from '../activities/transcription.js';
+import { failureType, isJobStopped } from '../jobs/contract.js';
 import {
   ASR_WEBHOOK_SIGNAL,
-  JOB_STOPPED,
   type TranscriptionInput,
   type TranscriptionResult,
   type WebhookNotice,
@@ -25,13 +24,6 @@ import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
 
 /** The API signals each authenticated webhook call; the payload waits in PostgreSQL under `deliveryId`. */
 export const asrWebhookSignal = defineSignal<[WebhookNotice]>(ASR_WEBHOOK_SIGNAL);
-
-const failureType = (err: unknown): string | undefined => {
-  let e: unknown = err;
-  while (e instanceof ActivityFailure) e = e.cause;
-  return e instanceof ApplicationFailure ? e.type ?? undefined : undefined;
-};
-const isStopped = (err: unknown) => failureType(err) === JOB_STOPPED;
 
 /**
  * One transcription job, start to end (README, "Transcription"):
@@ -100,7 +92,7 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
         captions = await media.transcriptionCaptions({ ...ref, note: stage(5, 'captions', 'Looking for captions') });
       } catch (err) {
         // A URL no extractor takes fails the job now; a failure only to get captions falls through to the audio.
-        if (isCancellation(err) || isStopped(err) || failureType(err) === 'PermanentError') throw err;
+        if (isCancellation(err) || isJobStopped(err) || failureType(err) === 'PermanentError') throw err;
         captions = { result: 'none', reason: failureMessage(err) };
       }
       if (captions.result === 'done') {
@@ -188,7 +180,7 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
     try {
       return await pipeline();
     } catch (err) {
-      if (isStopped(err)) return { outcome: 'stopped' };
+      if (isJobStopped(err)) return { outcome: 'stopped' };
       if (isCancellation(err) && asrJobId) {
         const id = asrJobId;
         await CancellationScope.nonCancellable(() => book.transcriptionCancelBackend({ jobId, asrJobId: id }));
