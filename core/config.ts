@@ -31,6 +31,11 @@ export interface Config {
   bodyLimitBytes: number;
   logLevel: LogLevel;
   reconcileIntervalMs: number;
+  /**
+   * How often a concurrency pool checks that its holders still run (taking back the slots of those that ended), and
+   * a job waiting for a slot checks that its pool still has its request (SLOT_CHECK_INTERVAL_MS).
+   */
+  slotCheckIntervalMs: number;
   /** Job events older than this many days are deleted (EVENT_RETENTION_DAYS; 0 keeps them). */
   eventRetentionDays: number;
   sseHeartbeatMs: number;
@@ -146,6 +151,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: parseSize('BODY_LIMIT', str(env, 'BODY_LIMIT') ?? '1mb'),
     logLevel,
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 30_000, 100, 86_400_000),
+    slotCheckIntervalMs: int(env, 'SLOT_CHECK_INTERVAL_MS', 30_000, 100, 3_600_000),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
     sseHeartbeatMs: int(env, 'SSE_HEARTBEAT_MS', 15_000, 50, 3_600_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 100, 600_000),
