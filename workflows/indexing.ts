@@ -1,10 +1,11 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
 import type { IndexingActivities } from '../activities/indexing.js';
 import type { IndexInput } from '../docindex/pipeline.js';
+import { proxyJobActivities } from './activities.js';
 import { runJob } from './job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
 
-const { replaceSnippets, updateStatistics } = proxyActivities<IndexingActivities>({
+const { replaceSnippets, updateStatistics } = proxyJobActivities<IndexingActivities>({
   startToCloseTimeout: '15 minutes',
   retry: JOB_ACTIVITY_RETRY,
 });
@@ -16,7 +17,7 @@ const { replaceSnippets, updateStatistics } = proxyActivities<IndexingActivities
  */
 export async function indexLibraryWorkflow(input: IndexInput) {
   // A killed worker's attempt is retried on another worker once its heartbeats stop.
-  const { crawlAndParse, embedSnippets } = proxyActivities<IndexingActivities>({
+  const { crawlAndParse, embedSnippets } = proxyJobActivities<IndexingActivities>({
     startToCloseTimeout: '2 hours',
     heartbeatTimeout: input.heartbeatTimeoutMs,
     retry: externalCallRetry(3),

@@ -1,16 +1,11 @@
-import {
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  proxyActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { JobActivities } from '../activities/jobs.js';
 import { isJobStopped } from '../jobs/contract.js';
+import { proxyJobActivities } from './activities.js';
 import { JOB_ACTIVITY_RETRY } from './retry-policy.js';
 import { withSlot } from './slots.js';
 
-const jobs = proxyActivities<JobActivities>({
+const jobs = proxyJobActivities<JobActivities>({
   startToCloseTimeout: '30 seconds',
   retry: JOB_ACTIVITY_RETRY,
 });

@@ -3,7 +3,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PushActivities } from '../activities/push.js';
@@ -11,6 +10,7 @@ import type { RecipeActivities } from '../activities/recipes.js';
 import { isJobStopped } from '../jobs/contract.js';
 import type { PushPayload } from '../push/service.js';
 import { ATTEMPT_GRACE_MS, type RecipeInput, type RecipeOutcome, type StepInput } from '../recipes/contract.js';
+import { proxyJobActivities } from './activities.js';
 import { failureMessage, runJob } from './job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
 
@@ -23,12 +23,12 @@ import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
  */
 export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome> {
   const { itemId, limits } = input;
-  const phases = proxyActivities<RecipeActivities>({
+  const phases = proxyJobActivities<RecipeActivities>({
     startToCloseTimeout: limits.timeoutMs + ATTEMPT_GRACE_MS,
     retry: externalCallRetry(limits.retryAttempts, { initialIntervalMs: limits.retryBackoffMs }),
   });
-  const book = proxyActivities<RecipeActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
-  const push = proxyActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) });
+  const book = proxyJobActivities<RecipeActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
+  const push = proxyJobActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) });
 
   const step = (): StepInput => ({ itemId, runId: workflowInfo().runId, timeoutMs: limits.timeoutMs });
   let notice: PushPayload | null = null;

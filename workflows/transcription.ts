@@ -4,8 +4,6 @@ import {
   condition,
   defineSignal,
   isCancellation,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
@@ -19,6 +17,7 @@ import {
   type TranscriptionResult,
   type WebhookNotice,
 } from '../transcription/contract.js';
+import { proxyJobActivities, proxyLocalJobActivities } from './activities.js';
 import { failureMessage, runJob } from './job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
 
@@ -39,18 +38,18 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
     notices.push(notice);
   });
 
-  const book = proxyActivities<TranscriptionActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
-  const media = proxyActivities<TranscriptionActivities>({
+  const book = proxyJobActivities<TranscriptionActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
+  const media = proxyJobActivities<TranscriptionActivities>({
     startToCloseTimeout: limits.mediaTimeoutMs,
     heartbeatTimeout: limits.heartbeatTimeoutMs,
     retry: externalCallRetry(3),
   });
-  const backend = proxyActivities<TranscriptionActivities>({
+  const backend = proxyJobActivities<TranscriptionActivities>({
     startToCloseTimeout: limits.mediaTimeoutMs,
     heartbeatTimeout: limits.heartbeatTimeoutMs,
     retry: externalCallRetry(5),
   });
-  const modelWait = proxyActivities<TranscriptionActivities>({
+  const modelWait = proxyJobActivities<TranscriptionActivities>({
     startToCloseTimeout: limits.modelWaitMaxMs + 30_000,
     heartbeatTimeout: limits.heartbeatTimeoutMs,
     retry: externalCallRetry(3),
@@ -58,11 +57,11 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
   // Writing the transcript: a few quick tries; what still fails then is a processing error (the job fails). A
   // local activity: it runs on the worker that took the signal, with no task-queue round trip, so a result is
   // stored as soon as it arrives even when the queue is busy with other jobs' downloads and conversions.
-  const finalize = proxyLocalActivities<TranscriptionActivities>({
+  const finalize = proxyLocalJobActivities<TranscriptionActivities>({
     startToCloseTimeout: '5 minutes',
     retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['PermanentError'] },
   });
-  const push = proxyActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) });
+  const push = proxyJobActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) });
 
   const ref: RunRef = { jobId, runId: workflowInfo().runId };
   // Each step reports its own stage (progress and a `status` event) when it starts: no extra activity per stage.
