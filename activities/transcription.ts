@@ -11,7 +11,7 @@ import { Tools } from '../runtime/tools.js';
 import { cancelBackendJob, submitJob, waitForModel, type ModelWaitOutcome } from '../transcription/asr-client.js';
 import { TRANSCRIPTION_STATUSES } from '../transcription/kind.js';
 import { downloadAudio, fetchCaptions, prepareAudio, type RunContext, Semaphore } from '../transcription/media.js';
-import { uploadDir, workDir } from '../transcription/paths.js';
+import { runDir, uploadDir, workDir } from '../transcription/paths.js';
 import {
   completeTranscript,
   type CompleteOutcome,
@@ -25,6 +25,7 @@ import {
 import { callbackUrl, hashToken, newToken } from '../transcription/tokens.js';
 import { classifyWebhook } from '../transcription/webhook-payload.js';
 import type { ActivityDeps } from './deps.js';
+import { type Progress, withProgress } from './heartbeat.js';
 
 export interface RunRef {
   jobId: string;
@@ -44,26 +45,31 @@ function stopped(): never {
   return jobStopped();
 }
 
-/** The current activity's cancellation and heartbeat, with a heartbeat every third of the timeout meanwhile. */
-function runContext(timeoutMs: number): RunContext & { stop(): void } {
-  const c = Context.current();
-  const every = Math.max(200, (c.info.heartbeatTimeoutMs ?? 30_000) / 3);
-  let last: string | undefined;
-  const timer = setInterval(() => c.heartbeat(last), every);
-  return {
-    signal: c.cancellationSignal,
-    heartbeat: (detail) => c.heartbeat((last = detail ?? last)),
-    timeoutMs,
-    stop: () => clearInterval(timer),
-  };
+/**
+ * A media step's context (activities/heartbeat.ts): its heartbeats carry its progress (a tool's output, bytes
+ * sent) with what a retried attempt resumes from (`checkpoint`), and a step that stops moving is stopped.
+ */
+function withRunContext<T>(timeoutMs: number, fn: (ctx: RunContext, p: Progress) => Promise<T>): Promise<T> {
+  return withProgress((p) => {
+    let saved: Record<string, unknown> = {};
+    const ctx: RunContext = {
+      signal: p.signal,
+      timeoutMs,
+      heartbeat: (detail) => p.moved({ ...saved, ...(detail !== undefined && { progress: detail }) }),
+      checkpoint: (state) => p.moved((saved = { ...saved, ...state })),
+      resumeFrom: (p.resumeFrom ?? undefined) as Record<string, unknown> | undefined,
+    };
+    return fn(ctx, p);
+  });
 }
 
-async function withRunContext<T>(timeoutMs: number, fn: (ctx: RunContext) => Promise<T>): Promise<T> {
-  const ctx = runContext(timeoutMs);
-  try {
-    return await fn(ctx);
-  } finally {
-    ctx.stop();
+/** Copies what an earlier attempt downloaded (`*.part`) into this attempt's folder, so yt-dlp continues it. */
+async function resumeDownload(from: string | undefined, to: string): Promise<void> {
+  if (!from || from === to) return;
+  await fs.mkdir(to, { recursive: true });
+  for (const name of await fs.readdir(from).catch(() => [] as string[])) {
+    // A copy, not a move: that attempt may still be writing (it only appends, so the copy is a clean prefix).
+    if (name.endsWith('.part')) await fs.copyFile(path.join(from, name), path.join(to, name)).catch(() => undefined);
   }
 }
 
@@ -82,6 +88,11 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
   };
   const rel = (file: string) => path.relative(config.dataDir, file);
   const abs = (file: string) => path.resolve(config.dataDir, file);
+  /**
+   * This attempt's own folder, under its run's (transcription/paths.ts): nothing another attempt or run does can
+   * delete the files this one works on (docs/jobs.md, "Work folders").
+   */
+  const attemptDir = (ref: RunRef, step: string) => path.join(runDir(config.dataDir, ref.jobId, ref.runId), `${step}-${Context.current().info.attempt}`);
 
   /**
    * Refuses to go on for a job this run no longer owns (cancelled, or retried), then reports the step's stage.
@@ -106,8 +117,7 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const ref = { jobId: input.jobId, runId: input.runId };
       const row = await begin(ref, input.note);
       const ytdlp = await tools.getYtDlp();
-      const dir = path.join(workDir(config.dataDir, ref.jobId), 'captions');
-      await fs.rm(dir, { recursive: true, force: true });
+      const dir = attemptDir(ref, 'captions');
       const captions = await withRunContext(t.mediaTimeoutMs, (ctx) => fetchCaptions(ytdlp, row.sourceUrl!, dir, ctx));
       if (captions.title && !row.titleFromUser && captions.title !== row.title) {
         const title = captions.title.slice(0, 300);
@@ -128,9 +138,14 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const row = await begin(ref, input.note);
       if (row.sourceKind === 'url') {
         const ytdlp = await tools.getYtDlp();
-        const dir = path.join(workDir(config.dataDir, ref.jobId), 'download');
-        await fs.rm(dir, { recursive: true, force: true });
-        const file = await withRunContext(t.mediaTimeoutMs, (ctx) => downloadAudio(ytdlp, row.sourceUrl!, dir, ctx));
+        const dir = attemptDir(ref, 'download');
+        const file = await withRunContext(t.mediaTimeoutMs, async (ctx) => {
+          // Resumed from the earlier attempt's partial file, when its heartbeats said where it was.
+          const earlier = ctx.resumeFrom?.downloadDir;
+          await resumeDownload(typeof earlier === 'string' ? abs(earlier) : undefined, dir);
+          ctx.checkpoint?.({ downloadDir: rel(dir) });
+          return downloadAudio(ytdlp, row.sourceUrl!, dir, ctx);
+        });
         return { file: rel(file), bytes: (await fs.stat(file)).size };
       }
       const file = path.join(uploadDir(config.dataDir, ref.jobId), row.uploadStoredName ?? '');
@@ -145,9 +160,9 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
     ): Promise<{ file: string; bytes: number; mode: string; reason: string }> {
       await begin(input, input.note);
       const ffmpeg = await tools.getFfmpeg();
-      const output = path.join(workDir(config.dataDir, input.jobId), 'audio.wav');
-      const prepared = await withRunContext(t.mediaTimeoutMs, (ctx) =>
-        ffmpegSlots.run(ctx.signal, () => prepareAudio(ffmpeg, abs(input.media), output, input.mode, ctx)),
+      const output = path.join(attemptDir(input, 'audio'), 'audio.wav');
+      const prepared = await withRunContext(t.mediaTimeoutMs, (ctx, p) =>
+        ffmpegSlots.run(ctx.signal, () => prepareAudio(ffmpeg, abs(input.media), output, input.mode, ctx), (turn) => p.waiting(turn)),
       );
       const applied = { appliedMode: prepared.mode, modeReason: prepared.reason };
       if (!(await updateForOwner(store, input, (tx) => tx.nativeUpdate(Transcription, { jobId: input.jobId }, applied)))) stopped();
@@ -172,6 +187,7 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
           callbackUrl: callbackUrl(config.publicBaseUrl, input.jobId, token),
           externalId: input.jobId,
           signal: ctx.signal,
+          onProgress: (sent) => ctx.heartbeat(`${sent} bytes sent`),
         }),
       );
       const em = orm.em.fork();
@@ -198,8 +214,9 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const endpoint = asr();
       await begin(input, input.note);
       const t0 = Date.now();
-      const outcome = await withRunContext(input.maxWaitMs, (ctx) =>
-        waitForModel(endpoint, { maxWaitMs: input.maxWaitMs, signal: ctx.signal, onMessage: (m) => ctx.heartbeat(m.data.slice(0, 200)) }),
+      // Waiting, not working: heartbeats go on while the backend loads its model, up to maxWaitMs.
+      const outcome = await withRunContext(input.maxWaitMs, (ctx, p) =>
+        p.waiting(waitForModel(endpoint, { maxWaitMs: input.maxWaitMs, signal: ctx.signal, onMessage: (m) => ctx.heartbeat(m.data.slice(0, 200)) })),
       );
       return { outcome, waitedMs: Date.now() - t0 };
     },
@@ -258,9 +275,17 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       return result;
     },
 
-    /** The run's temporary files always go; the upload only once the job is done (a retry needs it otherwise). */
-    async transcriptionCleanup(input: { jobId: string }): Promise<{ removedUpload: boolean }> {
-      await fs.rm(workDir(config.dataDir, input.jobId), { recursive: true, force: true });
+    /**
+     * The run's temporary files always go (its own folder only: a retry's new run may be working beside it); the
+     * upload only once the job is done (a retry needs it otherwise).
+     */
+    async transcriptionCleanup(input: { jobId: string; runId?: string }): Promise<{ removedUpload: boolean }> {
+      if (input.runId) {
+        await fs.rm(runDir(config.dataDir, input.jobId, input.runId), { recursive: true, force: true });
+        await fs.rmdir(workDir(config.dataDir, input.jobId)).catch(() => undefined); // another run's folder is there
+      } else {
+        await fs.rm(workDir(config.dataDir, input.jobId), { recursive: true, force: true });
+      }
       const job = await orm.em.fork().findOne(Job, { id: input.jobId });
       if (job?.status !== TRANSCRIPTION_STATUSES.done) return { removedUpload: false };
       await fs.rm(uploadDir(config.dataDir, input.jobId), { recursive: true, force: true });

@@ -48,7 +48,7 @@ export interface Config {
   recipes: RecipesConfig;
   /** CPUs this process may use (containers often get fewer than the host has); bounds indexing concurrency. */
   cpuCount: number;
-  /** How long an indexing activity may go without a heartbeat before Temporal retries it on another worker. */
+  /** How long an indexing step may go without progress (a heartbeat) before Temporal retries it on another worker. */
   indexingHeartbeatTimeoutMs: number;
   /** Embedding providers: where local models live and whether they may be downloaded. */
   embeddings: EmbeddingsConfig;
@@ -159,7 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
     push: pushConfig(env, url(env, 'PUBLIC_BASE_URL')),
     recipes: recipesConfig(env),
     cpuCount: int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096),
-    indexingHeartbeatTimeoutMs: int(env, 'INDEXING_HEARTBEAT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    indexingHeartbeatTimeoutMs: int(env, 'INDEXING_HEARTBEAT_TIMEOUT_MS', 45_000, 1000, 3_600_000),
     embeddings: {
       cacheDir: path.resolve(str(env, 'EMBEDDING_CACHE_DIR') ?? path.join(str(env, 'DATA_DIR') ?? './data', 'models')),
       allowDownloads: bool(env, 'EMBEDDING_ALLOW_DOWNLOADS', false),

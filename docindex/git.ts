@@ -25,11 +25,13 @@ function env(token?: string | null): Record<string, string> {
   return { ...base, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` };
 }
 
-function git(baseDir: string | undefined, token?: string | null, signal?: AbortSignal): SimpleGit {
+function git(baseDir: string | undefined, token?: string | null, signal?: AbortSignal, onProgress?: (what: string) => void): SimpleGit {
   return simpleGit({
     ...(baseDir && { baseDir }),
     timeout: { block: 5 * 60_000 },
     ...(signal && { abort: signal }),
+    // git's progress lines (objects received, files checked out): proof that a long clone is moving.
+    ...(onProgress && { progress: ({ stage, progress }: { stage: string; progress: number }) => onProgress(`${stage} ${progress}%`) }),
     // The environment is ours, not user input: the GIT_CONFIG_* variables only carry the auth header.
     // URLs and tags are user input and stay under simple-git's other guards (no ext::, no --upload-pack).
     allowEnvironment: ['GIT_TERMINAL_PROMPT', 'GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0'],
@@ -65,19 +67,19 @@ export async function probeRemote(url: string, token?: string | null): Promise<v
 export async function shallowClone(
   url: string,
   target: string,
-  opts: { ref?: string | null; token?: string | null; signal?: AbortSignal },
+  opts: { ref?: string | null; token?: string | null; signal?: AbortSignal; onProgress?: (what: string) => void },
 ): Promise<void> {
   const args = ['--depth', '1', '--single-branch', '--no-tags', ...(opts.ref ? ['--branch', opts.ref] : [])];
-  await run(opts.token, () => git(undefined, opts.token, opts.signal).clone(url, target, args));
+  await run(opts.token, () => git(undefined, opts.token, opts.signal, opts.onProgress).clone(url, target, args));
 }
 
 /**
  * A local repository's content at `tag`, in `target`, without touching the user's working tree or index:
  * a `--shared` clone borrows the objects and checks the tag out in the copy.
  */
-export async function checkoutLocalTag(repo: string, tag: string, target: string, signal?: AbortSignal): Promise<void> {
-  await run(null, () => git(undefined, null, signal).clone(repo, target, ['--shared', '--no-checkout', '--quiet']));
-  await run(null, () => git(target, null, signal).raw(['checkout', '--quiet', '--detach', `refs/tags/${tag}`]));
+export async function checkoutLocalTag(repo: string, tag: string, target: string, signal?: AbortSignal, onProgress?: (what: string) => void): Promise<void> {
+  await run(null, () => git(undefined, null, signal, onProgress).clone(repo, target, ['--shared', '--no-checkout', '--quiet']));
+  await run(null, () => git(target, null, signal, onProgress).raw(['checkout', '--quiet', '--detach', `refs/tags/${tag}`]));
 }
 
 export async function headCommit(dir: string): Promise<string | null> {

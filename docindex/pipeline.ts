@@ -13,6 +13,7 @@ import { jobStopped, owns } from '../jobs/ownership.js';
 import { Library, LibraryVersion } from '../db/entities/library.js';
 import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
 import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shallowClone } from './git.js';
+import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { versionIdOf } from './ids.js';
 import { indexDetail } from './kind.js';
 
@@ -29,10 +30,21 @@ export interface IndexStep extends IndexInput {
   runId: string;
 }
 
-/** How an activity reports liveness and learns it was cancelled. */
+/** How an activity reports liveness (or progress) and learns it was cancelled (or stopped for making none). */
 export interface StepContext {
   heartbeat(details?: unknown): void;
   signal: AbortSignal;
+  /** The attempt's number, for its own work folder. */
+  attempt?: number;
+  /** What the previous attempt last reported in its heartbeats. */
+  resumeFrom?: unknown;
+}
+
+/** What the crawl reports in its heartbeats: how far it got. */
+export interface CrawlProgress {
+  stage: string;
+  processedFiles?: number;
+  totalFiles?: number;
 }
 
 export interface CrawlResult {
@@ -60,10 +72,11 @@ export const documentId = (repositoryId: string, versionId: string | null, fileP
 export const snippetId = (docId: string, s: Pick<ParsedSnippet, 'ordinal' | 'content'>) =>
   sha(`${docId}\0${s.ordinal}\0${s.content}`).slice(0, 32);
 
-async function walk(root: string, signal: AbortSignal): Promise<string[]> {
+async function walk(root: string, signal: AbortSignal, moved: () => void): Promise<string[]> {
   const out: string[] = [];
   const visit = async (dir: string, rel: string) => {
     signal.throwIfAborted();
+    moved();
     for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
       const relPath = rel ? `${rel}/${entry.name}` : entry.name;
       // Symlinks are not followed: they could lead out of the repository.
@@ -136,16 +149,18 @@ async function checkout(
   workdir: string,
   ctx: StepContext,
 ): Promise<{ root: string; commit: string | null }> {
+  // git's own progress (objects received, files checked out) is the crawl's progress meanwhile.
+  const onProgress = (what: string) => ctx.heartbeat({ stage: 'crawling', git: what } satisfies CrawlProgress & { git: string });
   if (lib.source === 'local') {
     if (!version) return { root: lib.sourceUrl, commit: (await isRepository(lib.sourceUrl)) ? await headCommit(lib.sourceUrl) : null };
-    await checkoutLocalTag(lib.sourceUrl, version.tag, workdir, ctx.signal);
+    await checkoutLocalTag(lib.sourceUrl, version.tag, workdir, ctx.signal, onProgress);
     return { root: workdir, commit: await headCommit(workdir) };
   }
   if (version) {
     const tags = await remoteTags(lib.sourceUrl, lib.gitHostToken, ctx.signal);
     if (!tags.has(version.tag)) throw new PermanentError(`Tag ${version.tag} does not exist in ${lib.sourceUrl}`);
   }
-  await shallowClone(lib.sourceUrl, workdir, { ref: version?.tag ?? lib.branch, token: lib.gitHostToken, signal: ctx.signal });
+  await shallowClone(lib.sourceUrl, workdir, { ref: version?.tag ?? lib.branch, token: lib.gitHostToken, signal: ctx.signal, onProgress });
   return { root: workdir, commit: await headCommit(workdir) };
 }
 
@@ -161,19 +176,47 @@ async function readConfig(root: string): Promise<{ config: ReturnType<typeof par
 }
 
 /**
+ * This attempt's own folder, `work/<jobId>/<runId>-<attempt>`: nothing another attempt or run does can delete it
+ * (docs/jobs.md, "Work folders"). Folders of this run's earlier attempts are removed: Temporal has given up on them.
+ */
+async function attemptFolder(deps: ActivityDeps, input: IndexStep, attempt: number): Promise<string> {
+  const jobDir = path.join(deps.config.dataDir, 'work', input.jobId);
+  for (const name of await fs.readdir(jobDir).catch(() => [] as string[])) {
+    const m = /^(.+)-(\d+)$/.exec(name);
+    if (m && m[1] === input.runId && Number(m[2]) < attempt) await fs.rm(path.join(jobDir, name), { recursive: true, force: true });
+  }
+  return path.join(jobDir, `${input.runId}-${attempt}`);
+}
+
+/** Removes an attempt's folder, and the job's folder once no attempt has one there. */
+async function removeAttemptFolder(workdir: string): Promise<void> {
+  await fs.rm(workdir, { recursive: true, force: true });
+  await fs.rmdir(path.dirname(workdir)).catch(() => undefined); // another attempt's folder is still there
+}
+
+/**
  * Stages crawl and parse. Changed and new files are parsed into `staged_document`; deleted files are staged with
  * no content; unchanged files (same checksum as stored) are not read twice. Nothing a reader sees changes here.
+ * A retried attempt resumes: files an earlier attempt (or run) of the job already staged with the same checksum
+ * are not parsed again, and staged rows this attempt did not produce are dropped at the end.
  */
 export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: StepContext): Promise<CrawlResult> {
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
-  const workdir = path.join(deps.config.dataDir, 'work', input.jobId);
-  await fs.rm(workdir, { recursive: true, force: true });
-  await em.execute('delete from staged_document where job_id = ?', [input.jobId]); // a retried attempt starts over
+  const workdir = await attemptFolder(deps, input, ctx.attempt ?? 1);
+  const staged = new Map(
+    ((await em.execute('select file_path, checksum from staged_document where job_id = ?', [input.jobId])) as { file_path: string; checksum: string }[]).map(
+      (r) => [r.file_path, r.checksum],
+    ),
+  );
+  if (staged.size) {
+    const earlier = ctx.resumeFrom as CrawlProgress | undefined;
+    deps.log.info('resuming a crawl from what an earlier attempt staged', { jobId: input.jobId, staged: staged.size, earlierAttemptReached: earlier?.processedFiles ?? null });
+  }
 
   let lastReport = 0;
   const report = async (patch: StagePatch, counts?: Counts, force = false) => {
-    ctx.heartbeat(patch.stage);
+    ctx.heartbeat({ stage: patch.stage ?? 'parsing', ...(counts?.processed !== undefined && { processedFiles: counts.processed }), ...(counts?.totalFiles !== undefined && { totalFiles: counts.totalFiles }) } satisfies CrawlProgress);
     if (!force && Date.now() - lastReport < PROGRESS_EVERY_MS) return;
     lastReport = Date.now();
     await setStage(deps, input, patch, counts);
@@ -183,7 +226,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     await report({ stage: 'crawling', progress: 2, stageDetail: lib.source === 'local' && !version ? `reading ${lib.sourceUrl}` : 'fetching the repository' }, undefined, true);
     const { root, commit } = await checkout(deps, lib, version, workdir, ctx);
     const { config, warnings } = await readConfig(root);
-    const selection = selectFiles(await walk(root, ctx.signal), config);
+    const selection = selectFiles(await walk(root, ctx.signal, () => ctx.heartbeat({ stage: 'crawling' } satisfies CrawlProgress)), config);
     const totalFiles = selection.included.length;
 
     const stored = new Map(
@@ -196,7 +239,10 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     let changed = 0;
     let unchanged = 0;
     let skipped = 0;
+    let reused = 0;
     const seen = new Set<string>();
+    /** The staged rows this attempt stands for: changed files and deleted ones. */
+    const keep: string[] = [];
     let batch: { job_id: string; file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = [];
     const flush = async () => {
       if (!batch.length) return;
@@ -237,8 +283,12 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
         if (stored.get(rel) === checksum) unchanged++;
         else {
           changed++;
-          batch.push({ job_id: input.jobId, file_path: rel, checksum, snippets: parseFile(rel, bytes.toString('utf8')) });
-          if (batch.length >= 100) await flush();
+          keep.push(rel);
+          if (staged.get(rel) === checksum) reused++; // parsed and staged by an earlier attempt
+          else {
+            batch.push({ job_id: input.jobId, file_path: rel, checksum, snippets: parseFile(rel, bytes.toString('utf8')) });
+            if (batch.length >= 100) await flush();
+          }
         }
       }
       const done = start + chunk.length;
@@ -249,11 +299,18 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     for (const rel of stored.keys()) {
       if (!seen.has(rel)) {
         deleted++;
+        keep.push(rel);
         batch.push({ job_id: input.jobId, file_path: rel, checksum: '', snippets: [] });
         if (batch.length >= 100) await flush();
       }
     }
     await flush();
+    // What an earlier attempt staged and this one did not see (the files changed in between) is not written.
+    await em.execute(
+      `delete from staged_document where job_id = ? and file_path <> all(${TEXT_ARRAY})
+       and exists (select 1 from job where id = ? and run_id = ? and completed_at is null)`,
+      [input.jobId, textArray(keep), input.jobId, input.runId],
+    );
     if (skipped) warnings.push(`${skipped} binary or oversized files skipped`);
     // previousVersions registers versions, but only tags that exist: a missing one would fail every re-index.
     let previousVersions = version ? [] : config.previousVersions;
@@ -263,7 +320,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       if (missing.length) warnings.push(`previousVersions: no tag ${missing.map((v) => v.tag).join(', ')}; not registered`);
       previousVersions = previousVersions.filter((v) => existing.has(v.tag));
     }
-    const summary = [`${changed} changed, ${unchanged} unchanged, ${deleted} removed`, ...warnings].join('; ');
+    const summary = [`${changed} changed${reused ? ` (${reused} parsed before)` : ''}, ${unchanged} unchanged, ${deleted} removed`, ...warnings].join('; ');
     await report({ progress: 70, stageDetail: summary }, { totalFiles: totalFiles - skipped, processed: totalFiles }, true);
     return {
       totalFiles: totalFiles - skipped,
@@ -276,7 +333,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       warnings,
     };
   } finally {
-    await fs.rm(workdir, { recursive: true, force: true });
+    await removeAttemptFolder(workdir);
   }
 }
 

@@ -191,7 +191,7 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
         if (notices.length) {
           await book.transcriptionIgnoreWebhooks({ deliveryIds: notices.splice(0).map((n) => n.deliveryId), reason: 'the job already ended' });
         }
-        await book.transcriptionCleanup({ jobId });
+        await book.transcriptionCleanup({ jobId, runId: ref.runId });
       });
     }
   });
