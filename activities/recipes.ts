@@ -16,7 +16,7 @@ import {
 import { type Extracted, extractPost } from '../recipes/extract.js';
 import { type CallContext, readBytes, RecoverableError, request, statusFailure } from '../recipes/http.js';
 import { parseWithModel } from '../recipes/llm.js';
-import { createRecipe, type ManagerTarget, managerName, putImage } from '../recipes/managers.js';
+import { createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from '../recipes/managers.js';
 import { overallProgress, withPhase } from '../recipes/phases.js';
 import type { SchemaRecipe } from '../recipes/recipe.js';
 import { type Tool, Tools } from '../runtime/tools.js';
@@ -96,7 +96,9 @@ export function createRecipeActivities(deps: ActivityDeps) {
   const r = config.recipes;
   const tools = new Tools(log.child('tools'), { ytdlpPath: config.transcription.ytdlpPath });
   const em = () => orm.em.fork();
-  const tmpDir = (itemId: string) => path.join(config.dataDir, 'tmp', 'recipes', itemId);
+  /** The item's scratch folder, one per run: a run that ends removes its own, never a newer run's. */
+  const itemDir = (itemId: string) => path.join(config.dataDir, 'tmp', 'recipes', itemId);
+  const tmpDir = (itemId: string, runId: string) => path.join(itemDir(itemId), runId);
   let ytdlpMissingUntil = 0;
 
   /** yt-dlp if it can be had in a moment; otherwise the page is read directly (and the lookup finishes meanwhile). */
@@ -241,7 +243,7 @@ export function createRecipeActivities(deps: ActivityDeps) {
     /** Extraction: the post's text, title and picture (recipes/extract.ts). */
     async recipeExtract(input: StepInput): Promise<{ via: string; chars: number }> {
       return step(input, 'extraction', async (item, ctx) => {
-        const dir = tmpDir(input.itemId);
+        const dir = tmpDir(input.itemId, input.runId);
         let cookiesFile: string | undefined;
         try {
           if (r.cookiesFile) {
@@ -297,6 +299,8 @@ export function createRecipeActivities(deps: ActivityDeps) {
       if (before.job.status === RECIPE_STATUSES.done && before.job.runId === input.runId && before.item.results.recipeManagerUrl) {
         return { recipeManagerUrl: before.item.results.recipeManagerUrl, notice: notice(before.job, before.item, 'success') };
       }
+      // An earlier attempt of this run began uploading and did not finish: it may have created the recipe.
+      const interrupted = before.item.phases.some((p) => p.name === 'uploading' && p.status === 'in_progress');
       const url = await step(input, 'uploading', async (item, ctx) => {
         const recipe = item.results.recipe as unknown as SchemaRecipe | undefined;
         if (!recipe) throw new PermanentError('Nothing to upload: parsing stored no recipe');
@@ -304,9 +308,10 @@ export function createRecipeActivities(deps: ActivityDeps) {
         let id = item.manager === target.kind ? (item.managerRecipeId ?? undefined) : undefined;
         let link = id ? item.results.recipeManagerUrl : undefined;
         if (!id || !link) {
-          const created = await createRecipe(target, recipe, ctx);
+          const found = interrupted ? await findRecipe(target, recipe, ctx) : undefined;
+          const created = found ?? (await createRecipe(target, recipe, ctx));
           ({ id, url: link } = created);
-          log.info('recipe created', { itemId: input.itemId, manager: target.kind, id });
+          log.info(found ? 'recipe found, created by an interrupted attempt' : 'recipe created', { itemId: input.itemId, manager: target.kind, id });
           // Remembered at once: if the rest of this attempt fails, the next one links this recipe, not a duplicate.
           await jobs.update(
             em(),
@@ -353,9 +358,11 @@ export function createRecipeActivities(deps: ActivityDeps) {
       return item ? notice(job, item, input.status) : null;
     },
 
-    /** Whatever an attempt left in DATA_DIR/tmp/recipes/<itemId> (a cookie jar) goes when the run ends. */
-    async recipeCleanup(input: { itemId: string }): Promise<void> {
-      await fs.rm(tmpDir(input.itemId), { recursive: true, force: true });
+    /** Whatever the run's attempts left in DATA_DIR/tmp/recipes/<itemId>/<runId> (a cookie jar) goes when it ends. */
+    async recipeCleanup(input: { itemId: string; runId?: string }): Promise<void> {
+      if (!input.runId) return fs.rm(itemDir(input.itemId), { recursive: true, force: true });
+      await fs.rm(tmpDir(input.itemId, input.runId), { recursive: true, force: true });
+      await fs.rmdir(itemDir(input.itemId)).catch(() => undefined); // another run's folder is still there
     },
   };
 }

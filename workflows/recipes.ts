@@ -65,7 +65,7 @@ export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome>
     return await runJob(itemId, pipeline, { slot: 'recipes', recorded: () => recorded });
   } finally {
     await CancellationScope.nonCancellable(async () => {
-      await book.recipeCleanup({ itemId }).catch(() => undefined);
+      await book.recipeCleanup({ itemId, runId: workflowInfo().runId }).catch(() => undefined);
       const payload = notice;
       // The item has ended whatever happens to the notification.
       if (payload) await push.sendPushNotification({ payload }).catch(() => undefined);
