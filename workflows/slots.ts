@@ -44,6 +44,8 @@ export interface SlotsState {
   adopted?: boolean;
   /** SLOT_CHECK_INTERVAL_MS, read from the worker's configuration. */
   checkMs?: number;
+  /** History events a run of the pool collects before it continues as new (5000; test/replay records with fewer). */
+  historyLimit?: number;
 }
 
 export const acquireSlotSignal = defineSignal<[SlotRequest]>('acquireSlot');
@@ -153,7 +155,7 @@ export async function slotsWorkflow(state: SlotsState): Promise<void> {
       await reclaim();
       armCheck();
     }
-    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > 5000) {
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > (state.historyLimit ?? 5000)) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof slotsWorkflow>(state);
     }
