@@ -35,7 +35,7 @@ export function toHttpError(err: unknown): HttpError {
   if (e?.expose && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return { status: e.status, code: `HTTP_${e.status}`, message: String(e.message) };
   }
-  // Unexpected: the message is kept (spec 1's INTERNAL_ERROR carries it) but never a stack, and secrets are masked.
+  // Unexpected: the message is kept (INTERNAL_ERROR carries it) but never a stack, and secrets are masked.
   return { status: 500, code: 'INTERNAL_ERROR', message: err instanceof Error ? err.message : 'Internal error' };
 }
 

@@ -380,7 +380,7 @@ export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, craw
     }
     await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
 
-    // Spec 1: the default branch's rules are the repository-wide row; a version's go to that version's row.
+    // The default branch's rules are the repository-wide row; a version's go to that version's row.
     await tx.execute(
       `insert into library_rules (id, repository_id, version_id, rules, updated_at) values (?, ?, ?, ?::jsonb, now())
        on conflict (repository_id, coalesce(version_id, '')) do update set rules = excluded.rules, updated_at = now()`,

@@ -42,7 +42,7 @@ export interface ExtraEvent {
 
 /**
  * All writes to jobs go through here, so every change is one transaction that also appends its events
- * (engineering note 4: an advisory lock on the job id serialises overlapping activity attempts).
+ * (an advisory lock on the job id serialises overlapping activity attempts; docs/jobs.md, "Jobs and their workflows").
  */
 export class JobStore {
   constructor(private readonly kinds: JobKinds) {}

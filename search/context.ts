@@ -9,7 +9,7 @@ import { parseLibraryRef } from '../docindex/ids.js';
 import { loadSnippets, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
 
 /**
- * Context retrieval (spec 1, "Context retrieval"): GET /api/v1/context, the Context7 v2 endpoint and the MCP
+ * Context retrieval (README, "Search and context"): GET /api/v1/context, the Context7 v2 endpoint and the MCP
  * `query-docs` tool all call `retrieveContext`.
  */
 
@@ -36,7 +36,7 @@ export interface ContextParams {
 
 const str = (v: unknown): string | undefined => (Array.isArray(v) ? str(v[0]) : typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 
-/** Spec 1's defaults and coercions; nothing here rejects (blank libraryId and query are checked by retrieveContext). */
+/** The defaults and coercions (README, "Search and context"); nothing here rejects (blank libraryId and query are checked by retrieveContext). */
 export function contextParams(raw: Record<string, unknown>, defaults: { type?: 'json' | 'txt' } = {}): ContextParams {
   const type = str(raw.type)?.trim().toLowerCase();
   const tokensRaw = str(raw.tokens);

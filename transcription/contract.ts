@@ -10,7 +10,7 @@ export const ASR_WEBHOOK_SIGNAL = 'asrWebhook';
 
 export type SourceKind = 'url' | 'upload' | 'recording';
 
-/** Every timeout and bound comes in from configuration (engineering note 10), so tests can use short ones. */
+/** Every timeout and bound comes in from configuration (docs/jobs.md, "Workflow code"), so tests can use short ones. */
 export interface TranscriptionLimits {
   modelWaitMaxMs: number;
   maxResubmits: number;
