@@ -64,7 +64,11 @@ describe('PostgreSQL stopped while jobs are queued and running', () => {
     expect(items).toHaveLength(JOBS);
 
     // Some work has started, most is still queued: then the database goes away.
-    await until(() => getItem(h.url, items[0]!), (i) => i.status !== 'pending', { timeoutMs: 60_000, what: 'the first item starting' });
+    await until(() => Promise.all(items.map((id) => getItem(h.url, id))), (all) => all.some((i) => i.status !== 'pending'), {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: 'an item starting',
+    });
     const before = await snapshot(indexJobs, items);
     await pg.stop();
     await new Promise((r) => setTimeout(r, OUTAGE_MS));
