@@ -12,7 +12,7 @@ import { DATABASE_UNAVAILABLE, failureType } from '../jobs/contract.js';
 /**
  * Activity proxies for job workflows: Temporal's, plus one rule for every step of every service. A step that failed
  * because PostgreSQL could not be reached (DATABASE_UNAVAILABLE, activities/outage.ts) is not a failure of the step:
- * it runs again once the database is back, after a growing wait (1 s doubling to 30 s), with all of its own
+ * it runs again once the database is back, after a growing wait (about 1 s doubling to 30 s), with all of its own
  * attempts. After DATABASE_WAIT_MAX_MS of waiting the failure goes through as any other.
  */
 export function proxyJobActivities<A>(options: ActivityOptions): ActivityInterfaceFor<A> {
@@ -38,8 +38,11 @@ function untilDatabase<T extends object>(activities: T): T {
             return await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
           } catch (err) {
             if (failureType(err) !== DATABASE_UNAVAILABLE || waited >= DATABASE_WAIT_MAX_MS) throw err;
-            await sleep(delay);
-            waited += delay;
+            // Jittered (Math.random is seeded per run in workflow code, so replays agree): when the database comes
+            // back, the jobs that waited for it do not all ask at the same moment.
+            const wait = Math.round(delay * (0.5 + Math.random()));
+            await sleep(wait);
+            waited += wait;
           }
         }
       };

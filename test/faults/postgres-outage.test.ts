@@ -36,7 +36,8 @@ beforeAll(async () => {
   await fs.chmod(dir, 0o755); // as root, PostgreSQL runs as user postgres and must enter it
   port = await freePort();
   pg = await startPg();
-  h = await startRecipeHarness({ queues: ['recipes', 'indexing'], env: { DATABASE_URL: pg.url, CPU_COUNT: '4', QUEUE_CONCURRENCY: '2' } });
+  // Phases get the default attempt time: the outage, not a tight QUEUE_TIMEOUT_MS on a busy machine, is under test.
+  h = await startRecipeHarness({ queues: ['recipes', 'indexing'], env: { DATABASE_URL: pg.url, CPU_COUNT: '4', QUEUE_CONCURRENCY: '2', QUEUE_TIMEOUT_MS: '30000' } });
 });
 afterAll(async () => {
   await h?.stop();
