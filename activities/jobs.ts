@@ -16,7 +16,7 @@ async function ifStillThere(write: () => Promise<unknown>): Promise<void> {
 }
 
 /** The run Temporal runs now under `workflowId` (the latest one); undefined when there is none. */
-export async function currentRunId(temporal: ActivityDeps['temporal'], workflowId: string): Promise<string | undefined> {
+async function currentRunId(temporal: ActivityDeps['temporal'], workflowId: string): Promise<string | undefined> {
   try {
     return (await temporal.workflow.getHandle(workflowId).describe()).runId;
   } catch (err) {

@@ -3,16 +3,13 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../core/log.js';
 import { readEvents } from '../../jobs/events.js';
-import { findFfmpeg } from '../../runtime/tools.js';
 import { api } from '../docindex/helpers.js';
-import { FakeAsr } from '../support/fake-asr.js';
+import { type AllFakes, startAllFakes } from '../support/fakes.js';
+import { writeFfmpegWrapper } from '../support/ffmpeg-wrapper.js';
 import type { Json } from '../support/http.js';
 import { freePort } from '../support/ports.js';
-import { FakePushService } from '../support/push-service.js';
-import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../support/recipe-fakes.js';
-import { enqueue, recipeCaption, recipeEnv, waitForItem } from '../support/recipes.js';
+import { enqueue, recipeCaption, waitForItem } from '../support/recipes.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { getJob, smallWav, uploadJob, waitForJob } from '../support/transcription.js';
 import { until } from '../support/until.js';
@@ -27,18 +24,13 @@ import { killWorker, startWorkerProcess } from '../support/worker-process.js';
 const HEARTBEAT_MS = '3000';
 let stack: TestStack;
 let dir: string;
-let asr: FakeAsr;
-let push: FakePushService;
-let llm: FakeLlm;
-let manager: FakeRecipeManager;
-let site: FakeSocialSite;
-let ytdlp: FakeYtDlp;
+let fakes: AllFakes;
 const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-kill-'));
   const port = await freePort();
-  [asr, push, llm, manager, site, ytdlp] = await Promise.all([FakeAsr.start(), FakePushService.start(), FakeLlm.start(), FakeRecipeManager.start('mealie'), FakeSocialSite.start(), FakeYtDlp.create()]);
+  fakes = await startAllFakes();
   stack = await startTestStack({
     queues: [],
     env: {
@@ -47,19 +39,19 @@ beforeAll(async () => {
       CPU_COUNT: '4',
       INDEXING_HEARTBEAT_TIMEOUT_MS: HEARTBEAT_MS,
       TRANSCRIPTION_HEARTBEAT_TIMEOUT_MS: HEARTBEAT_MS,
-      ...recipeEnv({ llm, manager, ytdlp }),
+      ...fakes.env,
     },
   });
 });
 afterAll(async () => {
   await Promise.all(workers.map(killWorker));
   await stack?.stop();
-  await Promise.allSettled([asr.close(), push.close(), llm.close(), manager.close(), site.close(), ytdlp.remove()]);
+  await fakes?.close();
   await fs.rm(dir, { recursive: true, force: true });
 });
 
 async function worker(queue: string, env: Record<string, string> = {}) {
-  const w = await startWorkerProcess(stack, [queue], { ASR_BASE_URL: asr.url, PUSH_CA_FILE: push.caFile, ...recipeEnv({ llm, manager, ytdlp }), ...env });
+  const w = await startWorkerProcess(stack, [queue], { ...fakes.env, ...env });
   workers.push(w);
   return w;
 }
@@ -103,45 +95,26 @@ describe('a worker killed mid-crawl', () => {
 describe('a worker killed mid-conversion', () => {
   it('has the conversion finished by another worker without measuring again, and the transcript kept', { timeout: 300_000 }, async () => {
     // ffmpeg behind a wrapper that records each run and makes the first conversion a long one (it prints progress).
-    const real = await findFfmpeg(createLogger('silent'));
-    const bin = path.join(dir, 'ffmpeg-bin');
-    await fs.mkdir(bin, { recursive: true });
-    const wrapper = path.join(bin, 'ffmpeg');
-    await fs.writeFile(
-      wrapper,
-      `#!${process.execPath}
-const fs = require('fs'); const path = require('path'); const { spawnSync } = require('child_process');
-const args = process.argv.slice(2);
-const real = ${JSON.stringify([real.command, ...real.args])};
-if (!args.includes('-version')) fs.appendFileSync(path.join(__dirname, 'calls.jsonl'), JSON.stringify(args) + '\\n');
-if (args.includes('pcm_s16le') && fs.existsSync(path.join(__dirname, 'hold'))) {
-  fs.rmSync(path.join(__dirname, 'hold')); fs.writeFileSync(path.join(__dirname, 'holding'), '');
-  let t = 0; setInterval(() => process.stdout.write('out_time_ms=' + (t += 200000) + '\\nprogress=continue\\n'), 200);
-} else {
-  const r = spawnSync(real[0], [...real.slice(1), ...args], { stdio: 'inherit' });
-  process.exit(r.status ?? 1);
-}
-`,
-      { mode: 0o755 },
-    );
-    await fs.writeFile(path.join(bin, 'hold'), '');
+    const ffmpeg = await writeFfmpegWrapper(path.join(dir, 'ffmpeg-bin'), 'long');
+    await ffmpeg.arm();
+    const { asr } = fakes;
     asr.setModel('ready');
     asr.autoCompleteMs = 200;
-    const a = await worker('transcription', { FFMPEG_PATH: wrapper });
+    const a = await worker('transcription', { FFMPEG_PATH: ffmpeg.path });
     const created = await uploadJob(stack.url, { bytes: smallWav(3), name: 'kill-me.wav' }, { mode: 'auto' });
     expect(created.status).toBe(201);
     const jobId = created.body.id as string;
-    await until(async () => fs.stat(path.join(bin, 'holding')).then(() => true, () => false), Boolean, { timeoutMs: 120_000, what: 'the conversion running' });
+    await until(() => ffmpeg.misbehaving(), Boolean, { timeoutMs: 120_000, what: 'the conversion running' });
     await new Promise((r) => setTimeout(r, 3000)); // its heartbeats (with the measurement) have reached Temporal
     await killWorker(a);
 
-    await worker('transcription', { FFMPEG_PATH: wrapper });
+    await worker('transcription', { FFMPEG_PATH: ffmpeg.path });
     const done = await waitForJob(stack.url, jobId, (j) => ['done', 'failed'].includes(j.status), 180_000);
     expect(done.status, JSON.stringify(done)).toBe('done');
     expect(done.segments.length).toBeGreaterThan(0);
-    const calls = (await fs.readFile(path.join(bin, 'calls.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as string[]);
-    expect(calls.filter((c) => c.includes('null'))).toHaveLength(1); // measured once: the retry resumed from it
-    expect(calls.filter((c) => c.includes('pcm_s16le'))).toHaveLength(2);
+    const runs = await ffmpeg.runs();
+    expect(runs.filter((r) => r.analysis)).toHaveLength(1); // measured once: the retry resumed from it
+    expect(runs.filter((r) => r.conversion)).toHaveLength(2);
     expect(asr.jobs.filter((j) => j.externalId === jobId)).toHaveLength(1);
     const file = await fetch(`${stack.url}/api/jobs/${jobId}/files/txt`);
     expect(file.status).toBe(200);
@@ -153,6 +126,7 @@ if (args.includes('pcm_s16le') && fs.existsSync(path.join(__dirname, 'hold'))) {
 
 describe('a worker killed mid-upload', () => {
   it('has the recipe the dead attempt created linked, not created again', { timeout: 300_000 }, async () => {
+    const { manager, site } = fakes;
     manager.answerCreatesAfterMs = 60_000; // created at once, answered never (the worker dies first)
     const a = await worker('recipes');
     const urls = Array.from({ length: 3 }, (_, i) => site.add(`killed-${i}`, { title: `Killed dish ${i}`, caption: recipeCaption(`Killed dish ${i}`) }));

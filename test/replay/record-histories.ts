@@ -8,13 +8,11 @@ import { slotsWorkflowId } from '../../jobs/slots.js';
 import type { SlotsState } from '../../workflows/slots.js';
 import { api } from '../docindex/helpers.js';
 import { releaseHolderSignal } from '../fixtures/workflows.js';
-import { FakeAsr } from '../support/fake-asr.js';
+import { type AllFakes, startAllFakes } from '../support/fakes.js';
 import { TestRepo } from '../support/git.js';
 import type { Json } from '../support/http.js';
 import { freePort } from '../support/ports.js';
-import { FakePushService } from '../support/push-service.js';
-import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../support/recipe-fakes.js';
-import { enqueue, recipeCaption, recipeEnv, waitForItem } from '../support/recipes.js';
+import { enqueue, recipeCaption, waitForItem } from '../support/recipes.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { smallWav, uploadJob, waitForJob } from '../support/transcription.js';
 import { until } from '../support/until.js';
@@ -29,33 +27,26 @@ import { saveHistory } from './histories.js';
  */
 let stack: TestStack;
 let dir: string;
-let asr: FakeAsr;
-let push: FakePushService;
-let llm: FakeLlm;
-let manager: FakeRecipeManager;
-let site: FakeSocialSite;
-let ytdlp: FakeYtDlp;
+let fakes: AllFakes;
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-record-'));
   const port = await freePort();
-  [asr, push, llm, manager, site, ytdlp] = await Promise.all([FakeAsr.start(), FakePushService.start(), FakeLlm.start(), FakeRecipeManager.start('mealie'), FakeSocialSite.start(), FakeYtDlp.create()]);
+  fakes = await startAllFakes();
   stack = await startTestStack({
     env: {
       PORT: String(port),
       PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      ASR_BASE_URL: asr.url,
-      PUSH_CA_FILE: push.caFile,
       CPU_COUNT: '4',
       SLOT_CHECK_INTERVAL_MS: '1000',
       TRANSCRIPTION_HEARTBEAT_TIMEOUT_MS: '10000',
-      ...recipeEnv({ llm, manager, ytdlp }),
+      ...fakes.env,
     },
   });
 });
 afterAll(async () => {
   await stack?.stop();
-  await Promise.allSettled([asr.close(), push.close(), llm.close(), manager.close(), site.close(), ytdlp.remove()]);
+  await fakes?.close();
   await fs.rm(dir, { recursive: true, force: true });
 });
 
@@ -69,6 +60,7 @@ async function saveJobRun(name: string, jobId: string): Promise<void> {
 
 describe('recording workflow histories', () => {
   it('records every workflow type through its endings', { timeout: 900_000 }, async () => {
+    const { asr, llm, site } = fakes;
     const c = stack.config;
     // The pools start first, with a small history limit, so that they continue as new while the jobs run.
     const startPool = (pool: 'indexing' | 'recipes') =>
