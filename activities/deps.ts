@@ -4,7 +4,7 @@ import type { Logger } from '../core/log.js';
 import type { Orm } from '../db/orm.js';
 import type { JobStore } from '../jobs/store.js';
 
-/** What activities are built from. Each activity execution forks its own EntityManager (engineering note 12). */
+/** What activities are built from. Each activity execution forks its own EntityManager (docs/jobs.md, "Activities"). */
 export interface ActivityDeps {
   config: Config;
   orm: Orm;

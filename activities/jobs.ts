@@ -1,17 +1,10 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { NotFoundError } from '../core/errors.js';
-import type { Job } from '../db/entities/job.js';
+import { Job } from '../db/entities/job.js';
+import { jobStopped, mayTakeOver, owns } from '../jobs/ownership.js';
 import type { ActivityDeps } from './deps.js';
 
 export type JobOutcome = 'done' | 'failed' | 'cancelled';
-
-/**
- * An activity of the workflow run `runId` may write to its job while the job is unfinished, or when `runId` is a
- * newer run than the one that last wrote it (an operator reset the workflow in the Temporal UI: the job runs
- * again). A stale attempt of the same run after the job finished changes nothing, so retries stay idempotent.
- */
-function mayWrite(job: Job, runId: string): boolean {
-  return job.completedAt == null || job.runId !== runId;
-}
 
 /** A job deleted with its library (or item) has nothing left to record: bookkeeping for it is a no-op. */
 async function ifStillThere(write: () => Promise<unknown>): Promise<void> {
@@ -22,20 +15,43 @@ async function ifStillThere(write: () => Promise<unknown>): Promise<void> {
   }
 }
 
-/** The bookkeeping activities every service's workflow uses, through workflows/job-lifecycle.ts. */
-export function createJobActivities({ orm, jobs }: ActivityDeps) {
+/** The run Temporal runs now under `workflowId` (the latest one); undefined when there is none. */
+async function currentRunId(temporal: ActivityDeps['temporal'], workflowId: string): Promise<string | undefined> {
+  try {
+    return (await temporal.workflow.getHandle(workflowId).describe()).runId;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The bookkeeping activities every service's workflow uses, through workflows/job-lifecycle.ts. Every write follows
+ * the ownership rule (jobs/ownership.ts): only the run that owns a job writes to it.
+ */
+export function createJobActivities({ orm, jobs, temporal }: ActivityDeps) {
   return {
+    /**
+     * The run takes its job: it already owns it (the API recorded it at start), or it is the workflow's current run
+     * and the job names another run or none (a first start, a retry, a reset). Anything else is a run that lost its
+     * job (cancelled before it started, or replaced): it stops with JOB_STOPPED and writes nothing.
+     */
     async startJob({ jobId, runId }: { jobId: string; runId: string }): Promise<void> {
-      await ifStillThere(() => jobs.update(orm.em, jobId, (job) => {
-        if (!mayWrite(job, runId) || (job.runId === runId && job.startedAt)) return null;
-        return {
-          status: jobs.kind(job).statuses.running,
-          startedAt: job.startedAt ?? new Date(),
-          completedAt: null,
-          error: null,
-          runId,
-        };
-      }));
+      const seen = await orm.em.fork().findOne(Job, { id: jobId });
+      if (!seen) return; // deleted meanwhile: nothing to run for (the pipeline fails on its own)
+      const current = seen.runId === runId ? runId : await currentRunId(temporal, seen.workflowId);
+      let refused = false;
+      await ifStillThere(() =>
+        jobs.update(orm.em, jobId, (job) => {
+          if (owns(job, runId)) return job.startedAt ? null : { status: jobs.kind(job).statuses.running, startedAt: new Date() };
+          if (!mayTakeOver(job, runId, current)) {
+            refused = true;
+            return null;
+          }
+          return { status: jobs.kind(job).statuses.running, startedAt: new Date(), completedAt: null, error: null, runId };
+        }),
+      );
+      if (refused) jobStopped();
     },
 
     async reportProgress(input: {
@@ -51,7 +67,7 @@ export function createJobActivities({ orm, jobs }: ActivityDeps) {
         orm.em,
         input.jobId,
         (job) => {
-          if (!mayWrite(job, input.runId)) return null;
+          if (!owns(job, input.runId)) return null;
           return {
             ...(progress !== undefined && { progress }),
             ...(input.stage !== undefined && { stage: input.stage }),
@@ -70,15 +86,15 @@ export function createJobActivities({ orm, jobs }: ActivityDeps) {
       ));
     },
 
+    /** The ending, once: a run that no longer owns the job (or a retried attempt after it was written) changes nothing. */
     async finishJob(input: { jobId: string; runId: string; outcome: JobOutcome; error?: string }): Promise<void> {
       await ifStillThere(() => jobs.update(orm.em, input.jobId, (job) => {
-        if (!mayWrite(job, input.runId)) return null;
+        if (!owns(job, input.runId)) return null;
         return {
           status: jobs.kind(job).statuses[input.outcome],
           progress: input.outcome === 'done' ? 100 : job.progress,
           error: input.outcome === 'done' ? null : (input.error ?? null),
           completedAt: new Date(),
-          runId: input.runId,
         };
       }));
     },

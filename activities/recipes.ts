@@ -5,9 +5,9 @@ import { PermanentError } from '../core/errors.js';
 import { Job } from '../db/entities/job.js';
 import { RecipeItem } from '../db/entities/recipe.js';
 import { outboundGuard } from '../outbound/guard.js';
+import { jobStopped, owns } from '../jobs/ownership.js';
 import type { PushPayload } from '../push/service.js';
 import {
-  JOB_STOPPED,
   type PhaseName,
   type QueueStatus,
   RECIPE_STATUSES,
@@ -17,7 +17,7 @@ import {
 import { type Extracted, extractPost } from '../recipes/extract.js';
 import { type CallContext, readBytes, RecoverableError, request, statusFailure } from '../recipes/http.js';
 import { parseWithModel } from '../recipes/llm.js';
-import { createRecipe, type ManagerTarget, managerName, putImage } from '../recipes/managers.js';
+import { createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from '../recipes/managers.js';
 import { overallProgress, withPhase } from '../recipes/phases.js';
 import type { SchemaRecipe } from '../recipes/recipe.js';
 import { type Tool, Tools } from '../runtime/tools.js';
@@ -45,11 +45,8 @@ export interface UploadOutcome {
 }
 
 function stopped(): never {
-  throw ApplicationFailure.nonRetryable('The item is no longer run by this workflow (it ended, or a retry started another run)', JOB_STOPPED);
+  return jobStopped('item');
 }
-
-/** An activity may write to its item while its run owns it: started by this run and not finished. */
-const owns = (job: Job, runId: string) => job.completedAt == null && job.runId === runId;
 
 /** The running activity's attempt and cancellation; outside an activity (tests calling a step directly) a neutral one. */
 function activityContext(): { attempt: number; signal: AbortSignal; heartbeat: () => void } {
@@ -100,7 +97,9 @@ export function createRecipeActivities(deps: ActivityDeps) {
   const r = config.recipes;
   const tools = new Tools(log.child('tools'), { ytdlpPath: config.transcription.ytdlpPath });
   const em = () => orm.em.fork();
-  const tmpDir = (itemId: string) => path.join(config.dataDir, 'tmp', 'recipes', itemId);
+  /** The item's scratch folder, one per run: a run that ends removes its own, never a newer run's. */
+  const itemDir = (itemId: string) => path.join(config.dataDir, 'tmp', 'recipes', itemId);
+  const tmpDir = (itemId: string, runId: string) => path.join(itemDir(itemId), runId);
   /** The post and its picture are users' URLs; the model and the recipe manager are the operator's. */
   const guard = outboundGuard(config);
   let ytdlpMissingUntil = 0;
@@ -247,7 +246,7 @@ export function createRecipeActivities(deps: ActivityDeps) {
     /** Extraction: the post's text, title and picture (recipes/extract.ts). */
     async recipeExtract(input: StepInput): Promise<{ via: string; chars: number }> {
       return step(input, 'extraction', async (item, ctx) => {
-        const dir = tmpDir(input.itemId);
+        const dir = tmpDir(input.itemId, input.runId);
         let cookiesFile: string | undefined;
         try {
           if (r.cookiesFile) {
@@ -303,6 +302,8 @@ export function createRecipeActivities(deps: ActivityDeps) {
       if (before.job.status === RECIPE_STATUSES.done && before.job.runId === input.runId && before.item.results.recipeManagerUrl) {
         return { recipeManagerUrl: before.item.results.recipeManagerUrl, notice: notice(before.job, before.item, 'success') };
       }
+      // An earlier attempt of this run began uploading and did not finish: it may have created the recipe.
+      const interrupted = before.item.phases.some((p) => p.name === 'uploading' && p.status === 'in_progress');
       const url = await step(input, 'uploading', async (item, ctx) => {
         const recipe = item.results.recipe as unknown as SchemaRecipe | undefined;
         if (!recipe) throw new PermanentError('Nothing to upload: parsing stored no recipe');
@@ -310,9 +311,10 @@ export function createRecipeActivities(deps: ActivityDeps) {
         let id = item.manager === target.kind ? (item.managerRecipeId ?? undefined) : undefined;
         let link = id ? item.results.recipeManagerUrl : undefined;
         if (!id || !link) {
-          const created = await createRecipe(target, recipe, ctx);
+          const found = interrupted ? await findRecipe(target, recipe, ctx) : undefined;
+          const created = found ?? (await createRecipe(target, recipe, ctx));
           ({ id, url: link } = created);
-          log.info('recipe created', { itemId: input.itemId, manager: target.kind, id });
+          log.info(found ? 'recipe found, created by an interrupted attempt' : 'recipe created', { itemId: input.itemId, manager: target.kind, id });
           // Remembered at once: if the rest of this attempt fails, the next one links this recipe, not a duplicate.
           await jobs.update(
             em(),
@@ -359,9 +361,11 @@ export function createRecipeActivities(deps: ActivityDeps) {
       return item ? notice(job, item, input.status) : null;
     },
 
-    /** Whatever an attempt left in DATA_DIR/tmp/recipes/<itemId> (a cookie jar) goes when the run ends. */
-    async recipeCleanup(input: { itemId: string }): Promise<void> {
-      await fs.rm(tmpDir(input.itemId), { recursive: true, force: true });
+    /** Whatever the run's attempts left in DATA_DIR/tmp/recipes/<itemId>/<runId> (a cookie jar) goes when it ends. */
+    async recipeCleanup(input: { itemId: string; runId?: string }): Promise<void> {
+      if (!input.runId) return fs.rm(itemDir(input.itemId), { recursive: true, force: true });
+      await fs.rm(tmpDir(input.itemId, input.runId), { recursive: true, force: true });
+      await fs.rmdir(itemDir(input.itemId)).catch(() => undefined); // another run's folder is still there
     },
   };
 }

@@ -1,19 +1,19 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { PermanentError } from '../core/errors.js';
 import { parseVtt } from '../core/transcripts/vtt.js';
 import type { AudioMode } from '../core/transcripts/audio.js';
 import { Job } from '../db/entities/job.js';
+import { jobStopped, owns } from '../jobs/ownership.js';
 import { Transcription, TranscriptionWebhook } from '../db/entities/transcription.js';
 import { outboundGuard } from '../outbound/guard.js';
 import { Tools } from '../runtime/tools.js';
 import { cancelBackendJob, submitJob, waitForModel, type ModelWaitOutcome } from '../transcription/asr-client.js';
 import { TRANSCRIPTION_STATUSES } from '../transcription/kind.js';
 import { downloadAudio, fetchCaptions, prepareAudio, type RunContext, Semaphore } from '../transcription/media.js';
-import { uploadDir, workDir } from '../transcription/paths.js';
+import { runDir, uploadDir, workDir } from '../transcription/paths.js';
 import {
-  activeIn,
   completeTranscript,
   type CompleteOutcome,
   failJob,
@@ -21,10 +21,12 @@ import {
   markDelivery,
   setStage,
   type StoreDeps,
+  updateForOwner,
 } from '../transcription/results.js';
 import { callbackUrl, hashToken, newToken } from '../transcription/tokens.js';
 import { classifyWebhook } from '../transcription/webhook-payload.js';
 import type { ActivityDeps } from './deps.js';
+import { type Progress, withProgress } from './heartbeat.js';
 
 export interface RunRef {
   jobId: string;
@@ -40,33 +42,35 @@ export interface StageNote {
   stageDetail: string | null;
 }
 
-/** The failure type a workflow reads as "the job was cancelled or taken over meanwhile": it ends quietly. */
-export const JOB_STOPPED = 'JobStopped';
-
 function stopped(): never {
-  throw ApplicationFailure.nonRetryable('The job is no longer running (cancelled, or run again by a retry)', JOB_STOPPED);
+  return jobStopped();
 }
 
-/** The current activity's cancellation and heartbeat, with a heartbeat every third of the timeout meanwhile. */
-function runContext(timeoutMs: number): RunContext & { stop(): void } {
-  const c = Context.current();
-  const every = Math.max(200, (c.info.heartbeatTimeoutMs ?? 30_000) / 3);
-  let last: string | undefined;
-  const timer = setInterval(() => c.heartbeat(last), every);
-  return {
-    signal: c.cancellationSignal,
-    heartbeat: (detail) => c.heartbeat((last = detail ?? last)),
-    timeoutMs,
-    stop: () => clearInterval(timer),
-  };
+/**
+ * A media step's context (activities/heartbeat.ts): its heartbeats carry its progress (a tool's output, bytes
+ * sent) with what a retried attempt resumes from (`checkpoint`), and a step that stops moving is stopped.
+ */
+function withRunContext<T>(timeoutMs: number, fn: (ctx: RunContext, p: Progress) => Promise<T>): Promise<T> {
+  return withProgress((p) => {
+    let saved: Record<string, unknown> = {};
+    const ctx: RunContext = {
+      signal: p.signal,
+      timeoutMs,
+      heartbeat: (detail) => p.moved({ ...saved, ...(detail !== undefined && { progress: detail }) }),
+      checkpoint: (state) => p.moved((saved = { ...saved, ...state })),
+      resumeFrom: (p.resumeFrom ?? undefined) as Record<string, unknown> | undefined,
+    };
+    return fn(ctx, p);
+  });
 }
 
-async function withRunContext<T>(timeoutMs: number, fn: (ctx: RunContext) => Promise<T>): Promise<T> {
-  const ctx = runContext(timeoutMs);
-  try {
-    return await fn(ctx);
-  } finally {
-    ctx.stop();
+/** Copies what an earlier attempt downloaded (`*.part`) into this attempt's folder, so yt-dlp continues it. */
+async function resumeDownload(from: string | undefined, to: string): Promise<void> {
+  if (!from || from === to) return;
+  await fs.mkdir(to, { recursive: true });
+  for (const name of await fs.readdir(from).catch(() => [] as string[])) {
+    // A copy, not a move: that attempt may still be writing (it only appends, so the copy is a clean prefix).
+    if (name.endsWith('.part')) await fs.copyFile(path.join(from, name), path.join(to, name)).catch(() => undefined);
   }
 }
 
@@ -91,6 +95,11 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
   };
   const rel = (file: string) => path.relative(config.dataDir, file);
   const abs = (file: string) => path.resolve(config.dataDir, file);
+  /**
+   * This attempt's own folder, under its run's (transcription/paths.ts): nothing another attempt or run does can
+   * delete the files this one works on (docs/jobs.md, "Work folders").
+   */
+  const attemptDir = (ref: RunRef, step: string) => path.join(runDir(config.dataDir, ref.jobId, ref.runId), `${step}-${Context.current().info.attempt}`);
 
   /**
    * Refuses to go on for a job this run no longer owns (cancelled, or retried), then reports the step's stage.
@@ -99,7 +108,7 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
   async function begin(ref: RunRef, note?: StageNote): Promise<Transcription> {
     const em = orm.em.fork();
     const job = await em.findOne(Job, { id: ref.jobId });
-    if (!job || !activeIn(job, ref.runId)) stopped();
+    if (!job || !owns(job, ref.runId)) stopped();
     if (note && (job.stage !== note.stage || job.stageDetail !== note.stageDetail || job.progress < note.progress)) {
       if (!(await setStage(store, { ...ref, ...note }))) stopped();
     }
@@ -116,11 +125,11 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const row = await begin(ref, input.note);
       const proxy = await videoProxy(row.sourceUrl!);
       const ytdlp = await tools.getYtDlp();
-      const dir = path.join(workDir(config.dataDir, ref.jobId), 'captions');
-      await fs.rm(dir, { recursive: true, force: true });
+      const dir = attemptDir(ref, 'captions');
       const captions = await withRunContext(t.mediaTimeoutMs, (ctx) => fetchCaptions(ytdlp, row.sourceUrl!, dir, { ...ctx, proxy }));
       if (captions.title && !row.titleFromUser && captions.title !== row.title) {
-        await orm.em.fork().nativeUpdate(Transcription, { jobId: ref.jobId }, { title: captions.title.slice(0, 300) });
+        const title = captions.title.slice(0, 300);
+        if (!(await updateForOwner(store, ref, (tx) => tx.nativeUpdate(Transcription, { jobId: ref.jobId }, { title })))) stopped();
       }
       if (captions.vtt === undefined) {
         return { result: 'none', reason: captions.problem ? `the captions could not be read: ${captions.problem}` : 'the video has no captions' };
@@ -138,9 +147,14 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       if (row.sourceKind === 'url') {
         const proxy = await videoProxy(row.sourceUrl!);
         const ytdlp = await tools.getYtDlp();
-        const dir = path.join(workDir(config.dataDir, ref.jobId), 'download');
-        await fs.rm(dir, { recursive: true, force: true });
-        const file = await withRunContext(t.mediaTimeoutMs, (ctx) => downloadAudio(ytdlp, row.sourceUrl!, dir, { ...ctx, proxy }));
+        const dir = attemptDir(ref, 'download');
+        const file = await withRunContext(t.mediaTimeoutMs, async (ctx) => {
+          // Resumed from the earlier attempt's partial file, when its heartbeats said where it was.
+          const earlier = ctx.resumeFrom?.downloadDir;
+          await resumeDownload(typeof earlier === 'string' ? abs(earlier) : undefined, dir);
+          ctx.checkpoint?.({ downloadDir: rel(dir) });
+          return downloadAudio(ytdlp, row.sourceUrl!, dir, { ...ctx, proxy });
+        });
         return { file: rel(file), bytes: (await fs.stat(file)).size };
       }
       const file = path.join(uploadDir(config.dataDir, ref.jobId), row.uploadStoredName ?? '');
@@ -155,11 +169,12 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
     ): Promise<{ file: string; bytes: number; mode: string; reason: string }> {
       await begin(input, input.note);
       const ffmpeg = await tools.getFfmpeg();
-      const output = path.join(workDir(config.dataDir, input.jobId), 'audio.wav');
-      const prepared = await withRunContext(t.mediaTimeoutMs, (ctx) =>
-        ffmpegSlots.run(ctx.signal, () => prepareAudio(ffmpeg, abs(input.media), output, input.mode, ctx)),
+      const output = path.join(attemptDir(input, 'audio'), 'audio.wav');
+      const prepared = await withRunContext(t.mediaTimeoutMs, (ctx, p) =>
+        ffmpegSlots.run(ctx.signal, () => prepareAudio(ffmpeg, abs(input.media), output, input.mode, ctx), (turn) => p.waiting(turn)),
       );
-      await orm.em.fork().nativeUpdate(Transcription, { jobId: input.jobId }, { appliedMode: prepared.mode, modeReason: prepared.reason });
+      const applied = { appliedMode: prepared.mode, modeReason: prepared.reason };
+      if (!(await updateForOwner(store, input, (tx) => tx.nativeUpdate(Transcription, { jobId: input.jobId }, applied)))) stopped();
       return { file: rel(prepared.file), bytes: prepared.bytes, mode: prepared.mode, reason: prepared.reason };
     },
 
@@ -171,7 +186,8 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const endpoint = asr();
       await begin(input, input.note);
       const token = newToken();
-      await orm.em.fork().nativeUpdate(Transcription, { jobId: input.jobId }, { callbackTokenHash: hashToken(token) });
+      // Only the owner's token counts: a late attempt of a replaced run must not unseat the current submission's.
+      if (!(await updateForOwner(store, input, (tx) => tx.nativeUpdate(Transcription, { jobId: input.jobId }, { callbackTokenHash: hashToken(token) })))) stopped();
       const outcome = await withRunContext(t.mediaTimeoutMs, (ctx) =>
         submitJob(endpoint, {
           file: abs(input.audio),
@@ -180,18 +196,19 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
           callbackUrl: callbackUrl(config.publicBaseUrl, input.jobId, token),
           externalId: input.jobId,
           signal: ctx.signal,
+          onProgress: (sent) => ctx.heartbeat(`${sent} bytes sent`),
         }),
       );
       const em = orm.em.fork();
       if (outcome.kind === 'busy') {
-        await em.getConnection().execute('update "transcription" set "model_waits" = "model_waits" + 1 where "job_id" = ?', [input.jobId]);
+        await updateForOwner(store, input, (tx) => tx.execute('update "transcription" set "model_waits" = "model_waits" + 1 where "job_id" = ?', [input.jobId]));
         return outcome;
       }
       // The backend's id and the `transcribing` stage in one transaction: what the job shows is always consistent.
       await jobs.update(
         em,
         input.jobId,
-        (job) => (activeIn(job, input.runId) ? { progress: Math.max(job.progress, 50), stage: 'transcribing', stageDetail: `The backend is transcribing (job ${outcome.asrJobId})` } : null),
+        (job) => (owns(job, input.runId) ? { progress: Math.max(job.progress, 50), stage: 'transcribing', stageDetail: `The backend is transcribing (job ${outcome.asrJobId})` } : null),
         {
           within: async (tx) => {
             await tx.nativeUpdate(Transcription, { jobId: input.jobId }, { asrJobId: outcome.asrJobId, submittedAt: new Date() });
@@ -206,8 +223,9 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const endpoint = asr();
       await begin(input, input.note);
       const t0 = Date.now();
-      const outcome = await withRunContext(input.maxWaitMs, (ctx) =>
-        waitForModel(endpoint, { maxWaitMs: input.maxWaitMs, signal: ctx.signal, onMessage: (m) => ctx.heartbeat(m.data.slice(0, 200)) }),
+      // Waiting, not working: heartbeats go on while the backend loads its model, up to maxWaitMs.
+      const outcome = await withRunContext(input.maxWaitMs, (ctx, p) =>
+        p.waiting(waitForModel(endpoint, { maxWaitMs: input.maxWaitMs, signal: ctx.signal, onMessage: (m) => ctx.heartbeat(m.data.slice(0, 200)) })),
       );
       return { outcome, waitedMs: Date.now() - t0 };
     },
@@ -229,7 +247,7 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
         if (job?.status === TRANSCRIPTION_STATUSES.failed && delivery.outcome === 'applied') return { result: 'failed', error: job.error ?? 'Failed' };
         return { result: 'ignored', reason: delivery.detail ?? 'already handled' };
       }
-      if (!job || !activeIn(job, input.runId)) {
+      if (!job || !owns(job, input.runId)) {
         const reason = job?.status === TRANSCRIPTION_STATUSES.cancelled ? 'the job was cancelled' : 'the job is no longer running';
         await markDelivery(orm.em, input.deliveryId, 'ignored', reason);
         return { result: 'stopped', reason };
@@ -266,9 +284,17 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       return result;
     },
 
-    /** The run's temporary files always go; the upload only once the job is done (a retry needs it otherwise). */
-    async transcriptionCleanup(input: { jobId: string }): Promise<{ removedUpload: boolean }> {
-      await fs.rm(workDir(config.dataDir, input.jobId), { recursive: true, force: true });
+    /**
+     * The run's temporary files always go (its own folder only: a retry's new run may be working beside it); the
+     * upload only once the job is done (a retry needs it otherwise).
+     */
+    async transcriptionCleanup(input: { jobId: string; runId?: string }): Promise<{ removedUpload: boolean }> {
+      if (input.runId) {
+        await fs.rm(runDir(config.dataDir, input.jobId, input.runId), { recursive: true, force: true });
+        await fs.rmdir(workDir(config.dataDir, input.jobId)).catch(() => undefined); // another run's folder is there
+      } else {
+        await fs.rm(workDir(config.dataDir, input.jobId), { recursive: true, force: true });
+      }
       const job = await orm.em.fork().findOne(Job, { id: input.jobId });
       if (job?.status !== TRANSCRIPTION_STATUSES.done) return { removedUpload: false };
       await fs.rm(uploadDir(config.dataDir, input.jobId), { recursive: true, force: true });

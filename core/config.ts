@@ -39,6 +39,11 @@ export interface Config {
   bodyLimitBytes: number;
   logLevel: LogLevel;
   reconcileIntervalMs: number;
+  /**
+   * How often a concurrency pool checks that its holders still run (taking back the slots of those that ended), and
+   * a job waiting for a slot checks that its pool still has its request (SLOT_CHECK_INTERVAL_MS).
+   */
+  slotCheckIntervalMs: number;
   /** Job events older than this many days are deleted (EVENT_RETENTION_DAYS; 0 keeps them). */
   eventRetentionDays: number;
   sseHeartbeatMs: number;
@@ -51,7 +56,7 @@ export interface Config {
   recipes: RecipesConfig;
   /** CPUs this process may use (containers often get fewer than the host has); bounds indexing concurrency. */
   cpuCount: number;
-  /** How long an indexing activity may go without a heartbeat before Temporal retries it on another worker. */
+  /** How long an indexing step may go without progress (a heartbeat) before Temporal retries it on another worker. */
   indexingHeartbeatTimeoutMs: number;
   /** Embedding providers: where local models live and whether they may be downloaded. */
   embeddings: EmbeddingsConfig;
@@ -183,6 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: parseSize('BODY_LIMIT', str(env, 'BODY_LIMIT') ?? '1mb'),
     logLevel,
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 30_000, 100, 86_400_000),
+    slotCheckIntervalMs: int(env, 'SLOT_CHECK_INTERVAL_MS', 30_000, 100, 3_600_000),
     eventRetentionDays: int(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
     sseHeartbeatMs: int(env, 'SSE_HEARTBEAT_MS', 15_000, 50, 3_600_000),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 100, 600_000),
@@ -190,7 +196,7 @@ export function loadConfig(env: Env = process.env): Config {
     push: pushConfig(env, url(env, 'PUBLIC_BASE_URL')),
     recipes: recipesConfig(env),
     cpuCount: int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096),
-    indexingHeartbeatTimeoutMs: int(env, 'INDEXING_HEARTBEAT_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    indexingHeartbeatTimeoutMs: int(env, 'INDEXING_HEARTBEAT_TIMEOUT_MS', 45_000, 1000, 3_600_000),
     embeddings: {
       cacheDir: path.resolve(str(env, 'EMBEDDING_CACHE_DIR') ?? path.join(str(env, 'DATA_DIR') ?? './data', 'models')),
       allowDownloads: bool(env, 'EMBEDDING_ALLOW_DOWNLOADS', false),

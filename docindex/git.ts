@@ -37,11 +37,13 @@ function baseEnv(): Record<string, string> {
   };
 }
 
-function git(baseDir: string | undefined, env: Record<string, string> = baseEnv(), signal?: AbortSignal): SimpleGit {
+function git(baseDir: string | undefined, env: Record<string, string> = baseEnv(), signal?: AbortSignal, onProgress?: (what: string) => void): SimpleGit {
   return simpleGit({
     ...(baseDir && { baseDir }),
     timeout: { block: 5 * 60_000 },
     ...(signal && { abort: signal }),
+    // git's progress lines (objects received, files checked out): proof that a long clone is moving.
+    ...(onProgress && { progress: ({ stage, progress }: { stage: string; progress: number }) => onProgress(`${stage} ${progress}%`) }),
     // The environment is ours, not user input: GIT_CONFIG_* carry the auth header and the proxy, GIT_SSH_COMMAND the
     // checked address. URLs and tags are user input and stay under simple-git's other guards (no ext::, no
     // --upload-pack).
@@ -113,19 +115,24 @@ export async function probeRemote(url: string, a: RemoteAccess): Promise<void> {
 }
 
 /** A shallow clone at a branch or tag (default branch when neither), without the token persisting anywhere. */
-export async function shallowClone(url: string, target: string, a: RemoteAccess & { ref?: string | null }): Promise<void> {
+export async function shallowClone(
+  url: string,
+  target: string,
+  a: RemoteAccess & { ref?: string | null; onProgress?: (what: string) => void },
+): Promise<void> {
   const r = await reach(url, a);
   const args = ['--depth', '1', '--single-branch', '--no-tags', ...(a.ref ? ['--branch', a.ref] : [])];
-  await run(a.token, () => git(undefined, r.env, a.signal).raw(['clone', ...args, '--', r.url, target]));
+  // --progress: git prints progress only to a terminal unless asked, and the progress is the crawl's heartbeat.
+  await run(a.token, () => git(undefined, r.env, a.signal, a.onProgress).raw(['clone', '--progress', ...args, '--', r.url, target]));
 }
 
 /**
  * A local repository's content at `tag`, in `target`, without touching the user's working tree or index:
  * a `--shared` clone borrows the objects and checks the tag out in the copy.
  */
-export async function checkoutLocalTag(repo: string, tag: string, target: string, signal?: AbortSignal): Promise<void> {
-  await run(null, () => git(undefined, baseEnv(), signal).raw(['clone', '--shared', '--no-checkout', '--quiet', '--', repo, target]));
-  await run(null, () => git(target, baseEnv(), signal).raw(['checkout', '--quiet', '--detach', `refs/tags/${tag}`]));
+export async function checkoutLocalTag(repo: string, tag: string, target: string, signal?: AbortSignal, onProgress?: (what: string) => void): Promise<void> {
+  await run(null, () => git(undefined, baseEnv(), signal, onProgress).raw(['clone', '--progress', '--shared', '--no-checkout', '--quiet', '--', repo, target]));
+  await run(null, () => git(target, baseEnv(), signal, onProgress).raw(['checkout', '--quiet', '--detach', `refs/tags/${tag}`]));
 }
 
 export async function headCommit(dir: string): Promise<string | null> {

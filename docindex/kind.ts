@@ -12,7 +12,7 @@ export interface IndexJobDetail {
 
 export const indexDetail = (job: Job) => job.detail as unknown as IndexJobDetail;
 
-/** An indexing job as the API shows it (spec 1's job fields). */
+/** An indexing job as the API shows it (README, "Documentation index"). */
 export function serializeIndexJob(job: Job) {
   const d = indexDetail(job);
   return {

@@ -9,10 +9,12 @@ import { selectFiles } from '../core/docs/select.js';
 import { PermanentError } from '../core/errors.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { Job } from '../db/entities/job.js';
+import { jobStopped, owns } from '../jobs/ownership.js';
 import { Library, LibraryVersion } from '../db/entities/library.js';
 import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
 import { remoteAccess } from './service.js';
 import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shallowClone } from './git.js';
+import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { versionIdOf } from './ids.js';
 import { LocalFolders } from './local-folders.js';
 import { indexDetail } from './kind.js';
@@ -25,10 +27,26 @@ export interface IndexInput {
   heartbeatTimeoutMs: number;
 }
 
-/** How an activity reports liveness and learns it was cancelled. */
+/** What each indexing activity is called with: the job's input and the workflow run calling, the job's owner. */
+export interface IndexStep extends IndexInput {
+  runId: string;
+}
+
+/** How an activity reports liveness (or progress) and learns it was cancelled (or stopped for making none). */
 export interface StepContext {
   heartbeat(details?: unknown): void;
   signal: AbortSignal;
+  /** The attempt's number, for its own work folder. */
+  attempt?: number;
+  /** What the previous attempt last reported in its heartbeats. */
+  resumeFrom?: unknown;
+}
+
+/** What the crawl reports in its heartbeats: how far it got. */
+export interface CrawlProgress {
+  stage: string;
+  processedFiles?: number;
+  totalFiles?: number;
 }
 
 export interface CrawlResult {
@@ -60,10 +78,11 @@ export const snippetId = (docId: string, s: Pick<ParsedSnippet, 'ordinal' | 'con
   sha(`${docId}\0${s.ordinal}\0${s.content}`).slice(0, 32);
 
 /** Files under `root`, relative; `skip` are absolute folders never entered (DATA_DIR inside a local library). */
-async function walk(root: string, signal: AbortSignal, skip: readonly string[] = []): Promise<string[]> {
+async function walk(root: string, signal: AbortSignal, moved: () => void, skip: readonly string[] = []): Promise<string[]> {
   const out: string[] = [];
   const visit = async (dir: string, rel: string) => {
     signal.throwIfAborted();
+    moved();
     for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
       const relPath = rel ? `${rel}/${entry.name}` : entry.name;
       const full = path.join(dir, entry.name);
@@ -92,14 +111,18 @@ type Counts = { totalFiles?: number; processed?: number };
 
 /**
  * The one place a stage's progress is written: the job row (stage, progress, file counts) and a `progress` event,
- * in one transaction. Nothing is written once the job has finished (a cancelled job's straggling attempt).
+ * in one transaction. A run that no longer owns the job (jobs/ownership.ts) writes nothing and stops here.
  */
-async function setStage(deps: ActivityDeps, jobId: string, patch: StagePatch, counts: Counts = {}): Promise<void> {
+async function setStage(deps: ActivityDeps, input: IndexStep, patch: StagePatch, counts: Counts = {}): Promise<void> {
+  let refused = false;
   await deps.jobs.update(
     deps.orm.em,
-    jobId,
+    input.jobId,
     (job) => {
-      if (job.completedAt) return null;
+      if (!owns(job, input.runId)) {
+        refused = true;
+        return null;
+      }
       const detail = indexDetail(job);
       return {
         ...patch,
@@ -123,6 +146,7 @@ async function setStage(deps: ActivityDeps, jobId: string, patch: StagePatch, co
       },
     },
   );
+  if (refused) jobStopped();
 }
 
 /** Puts the files to index in a folder: the local folder itself, a private copy at a tag, or a shallow clone. */
@@ -133,6 +157,8 @@ async function checkout(
   workdir: string,
   ctx: StepContext,
 ): Promise<{ root: string; commit: string | null; skip?: string[] }> {
+  // git's own progress (objects received, files checked out) is the crawl's progress meanwhile.
+  const onProgress = (what: string) => ctx.heartbeat({ stage: 'crawling', git: what } satisfies CrawlProgress & { git: string });
   if (lib.source === 'local') {
     // Checked again on every run: the folder may have become a symlink, or LOCAL_SOURCE_ROOTS narrower, since.
     const folders = new LocalFolders(deps.config);
@@ -140,14 +166,14 @@ async function checkout(
       throw new PermanentError(`The library's folder cannot be read: ${err.message}`);
     });
     if (!version) return { root: folder, commit: (await isRepository(folder)) ? await headCommit(folder) : null, skip: await folders.excludedBelow() };
-    await checkoutLocalTag(folder, version.tag, workdir, ctx.signal);
+    await checkoutLocalTag(folder, version.tag, workdir, ctx.signal, onProgress);
     return { root: workdir, commit: await headCommit(workdir) };
   }
   if (version) {
     const tags = await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib, ctx.signal));
     if (!tags.has(version.tag)) throw new PermanentError(`Tag ${version.tag} does not exist in ${lib.sourceUrl}`);
   }
-  await shallowClone(lib.sourceUrl, workdir, { ...remoteAccess(deps.config, lib, ctx.signal), ref: version?.tag ?? lib.branch });
+  await shallowClone(lib.sourceUrl, workdir, { ...remoteAccess(deps.config, lib, ctx.signal), ref: version?.tag ?? lib.branch, onProgress });
   return { root: workdir, commit: await headCommit(workdir) };
 }
 
@@ -163,29 +189,57 @@ async function readConfig(root: string): Promise<{ config: ReturnType<typeof par
 }
 
 /**
+ * This attempt's own folder, `work/<jobId>/<runId>-<attempt>`: nothing another attempt or run does can delete it
+ * (docs/jobs.md, "Work folders"). Folders of this run's earlier attempts are removed: Temporal has given up on them.
+ */
+async function attemptFolder(deps: ActivityDeps, input: IndexStep, attempt: number): Promise<string> {
+  const jobDir = path.join(deps.config.dataDir, 'work', input.jobId);
+  for (const name of await fs.readdir(jobDir).catch(() => [] as string[])) {
+    const m = /^(.+)-(\d+)$/.exec(name);
+    if (m && m[1] === input.runId && Number(m[2]) < attempt) await fs.rm(path.join(jobDir, name), { recursive: true, force: true });
+  }
+  return path.join(jobDir, `${input.runId}-${attempt}`);
+}
+
+/** Removes an attempt's folder, and the job's folder once no attempt has one there. */
+async function removeAttemptFolder(workdir: string): Promise<void> {
+  await fs.rm(workdir, { recursive: true, force: true });
+  await fs.rmdir(path.dirname(workdir)).catch(() => undefined); // another attempt's folder is still there
+}
+
+/**
  * Stages crawl and parse. Changed and new files are parsed into `staged_document`; deleted files are staged with
  * no content; unchanged files (same checksum as stored) are not read twice. Nothing a reader sees changes here.
+ * A retried attempt resumes: files an earlier attempt (or run) of the job already staged with the same checksum
+ * are not parsed again, and staged rows this attempt did not produce are dropped at the end.
  */
-export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: StepContext): Promise<CrawlResult> {
+export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: StepContext): Promise<CrawlResult> {
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
-  const workdir = path.join(deps.config.dataDir, 'work', input.jobId);
-  await fs.rm(workdir, { recursive: true, force: true });
-  await em.execute('delete from staged_document where job_id = ?', [input.jobId]); // a retried attempt starts over
+  const workdir = await attemptFolder(deps, input, ctx.attempt ?? 1);
+  const staged = new Map(
+    ((await em.execute('select file_path, checksum from staged_document where job_id = ?', [input.jobId])) as { file_path: string; checksum: string }[]).map(
+      (r) => [r.file_path, r.checksum],
+    ),
+  );
+  if (staged.size) {
+    const earlier = ctx.resumeFrom as CrawlProgress | undefined;
+    deps.log.info('resuming a crawl from what an earlier attempt staged', { jobId: input.jobId, staged: staged.size, earlierAttemptReached: earlier?.processedFiles ?? null });
+  }
 
   let lastReport = 0;
   const report = async (patch: StagePatch, counts?: Counts, force = false) => {
-    ctx.heartbeat(patch.stage);
+    ctx.heartbeat({ stage: patch.stage ?? 'parsing', ...(counts?.processed !== undefined && { processedFiles: counts.processed }), ...(counts?.totalFiles !== undefined && { totalFiles: counts.totalFiles }) } satisfies CrawlProgress);
     if (!force && Date.now() - lastReport < PROGRESS_EVERY_MS) return;
     lastReport = Date.now();
-    await setStage(deps, input.jobId, patch, counts);
+    await setStage(deps, input, patch, counts);
   };
 
   try {
     await report({ stage: 'crawling', progress: 2, stageDetail: lib.source === 'local' && !version ? `reading ${lib.sourceUrl}` : 'fetching the repository' }, undefined, true);
     const { root, commit, skip } = await checkout(deps, lib, version, workdir, ctx);
     const { config, warnings } = await readConfig(root);
-    const selection = selectFiles(await walk(root, ctx.signal, skip), config);
+    const selection = selectFiles(await walk(root, ctx.signal, () => ctx.heartbeat({ stage: 'crawling' } satisfies CrawlProgress), skip), config);
     const totalFiles = selection.included.length;
 
     const stored = new Map(
@@ -198,16 +252,23 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
     let changed = 0;
     let unchanged = 0;
     let skipped = 0;
+    let reused = 0;
     const seen = new Set<string>();
+    /** The staged rows this attempt stands for: changed files and deleted ones. */
+    const keep: string[] = [];
     let batch: { job_id: string; file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = [];
     const flush = async () => {
       if (!batch.length) return;
-      await em.execute(
+      // Staged for the job's owner only: a run that lost the job (a reset replaced it) stages nothing more.
+      const rows: unknown[] = await em.execute(
         `insert into staged_document (job_id, file_path, checksum, snippets)
-         select * from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
-         on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets`,
-        [JSON.stringify(batch)],
+         select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
+         where exists (select 1 from job where id = ? and run_id = ? and completed_at is null)
+         on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets
+         returning 1`,
+        [JSON.stringify(batch), input.jobId, input.runId],
       );
+      if (!rows.length) jobStopped();
       batch = [];
     };
 
@@ -235,8 +296,12 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
         if (stored.get(rel) === checksum) unchanged++;
         else {
           changed++;
-          batch.push({ job_id: input.jobId, file_path: rel, checksum, snippets: parseFile(rel, bytes.toString('utf8')) });
-          if (batch.length >= 100) await flush();
+          keep.push(rel);
+          if (staged.get(rel) === checksum) reused++; // parsed and staged by an earlier attempt
+          else {
+            batch.push({ job_id: input.jobId, file_path: rel, checksum, snippets: parseFile(rel, bytes.toString('utf8')) });
+            if (batch.length >= 100) await flush();
+          }
         }
       }
       const done = start + chunk.length;
@@ -247,11 +312,18 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
     for (const rel of stored.keys()) {
       if (!seen.has(rel)) {
         deleted++;
+        keep.push(rel);
         batch.push({ job_id: input.jobId, file_path: rel, checksum: '', snippets: [] });
         if (batch.length >= 100) await flush();
       }
     }
     await flush();
+    // What an earlier attempt staged and this one did not see (the files changed in between) is not written.
+    await em.execute(
+      `delete from staged_document where job_id = ? and file_path <> all(${TEXT_ARRAY})
+       and exists (select 1 from job where id = ? and run_id = ? and completed_at is null)`,
+      [input.jobId, textArray(keep), input.jobId, input.runId],
+    );
     if (skipped) warnings.push(`${skipped} binary or oversized files skipped`);
     // previousVersions registers versions, but only tags that exist: a missing one would fail every re-index.
     let previousVersions = version ? [] : config.previousVersions;
@@ -261,7 +333,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
       if (missing.length) warnings.push(`previousVersions: no tag ${missing.map((v) => v.tag).join(', ')}; not registered`);
       previousVersions = previousVersions.filter((v) => existing.has(v.tag));
     }
-    const summary = [`${changed} changed, ${unchanged} unchanged, ${deleted} removed`, ...warnings].join('; ');
+    const summary = [`${changed} changed${reused ? ` (${reused} parsed before)` : ''}, ${unchanged} unchanged, ${deleted} removed`, ...warnings].join('; ');
     await report({ progress: 70, stageDetail: summary }, { totalFiles: totalFiles - skipped, processed: totalFiles }, true);
     return {
       totalFiles: totalFiles - skipped,
@@ -274,7 +346,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
       warnings,
     };
   } finally {
-    await fs.rm(workdir, { recursive: true, force: true });
+    await removeAttemptFolder(workdir);
   }
 }
 
@@ -282,10 +354,14 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
  * Stage write: swaps the staged files in, in one transaction, so a reader sees the old snippets or the new ones,
  * never a mix. Also stores the rules and registers previousVersions. Safe to retry: it reads only the staging rows.
  */
-export async function replaceSnippets(deps: ActivityDeps, input: IndexInput, crawl: CrawlResult) {
-  await setStage(deps, input.jobId, { stage: 'writing', progress: 75, stageDetail: null });
+export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult) {
+  await setStage(deps, input, { stage: 'writing', progress: 75, stageDetail: null });
   return deps.orm.em.fork().transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`index-scope:${input.repositoryId}@${input.versionId ?? ''}`]);
+    // The swap happens only for the job's owner, checked under the job's lock (jobs/store.ts takes the same one).
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`job:${input.jobId}`]);
+    const job = await tx.findOne(Job, { id: input.jobId }, { refresh: true });
+    if (!job || !owns(job, input.runId)) jobStopped();
     const { lib, version } = await loadScope(tx, input);
     const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
     let written = 0;
@@ -317,7 +393,7 @@ export async function replaceSnippets(deps: ActivityDeps, input: IndexInput, cra
     }
     await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
 
-    // Spec 1: the default branch's rules are the repository-wide row; a version's go to that version's row.
+    // The default branch's rules are the repository-wide row; a version's go to that version's row.
     await tx.execute(
       `insert into library_rules (id, repository_id, version_id, rules, updated_at) values (?, ?, ?, ?::jsonb, now())
        on conflict (repository_id, coalesce(version_id, '')) do update set rules = excluded.rules, updated_at = now()`,
@@ -343,10 +419,10 @@ const EMBED_BATCH = 32;
  * never embedded twice), batch by batch; each batch is written in its own statement, and a provider failure fails
  * the job. Without an active provider there is nothing to do and search stays keyword-only.
  */
-export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: StepContext): Promise<{ embedded: number; provider: string | null }> {
+export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: StepContext): Promise<{ embedded: number; provider: string | null }> {
   const em = deps.orm.em.fork();
   const provider = await activeEmbeddingProvider(em, deps.config);
-  await setStage(deps, input.jobId, {
+  await setStage(deps, input, {
     stage: 'embedding',
     progress: 80,
     stageDetail: provider ? `embedding with ${provider.model}` : 'no embedding provider active: keyword search only',
@@ -382,8 +458,8 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: 
  * substantial and documented: up to 4 points for size (log of the snippet count, full at 10,000), 2 for prose
  * documentation, 2 for code examples, 1 for having indexed versions, 1 for a config file with rules.
  */
-export async function updateStatistics(deps: ActivityDeps, input: IndexInput, crawl: CrawlResult) {
-  await setStage(deps, input.jobId, { stage: 'statistics', progress: 95 });
+export async function updateStatistics(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult) {
+  await setStage(deps, input, { stage: 'statistics', progress: 95 });
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
   const counts: { type: string; n: string }[] = await em.execute(

@@ -289,7 +289,7 @@ export async function enqueueIndex(deps: IndexDeps, lib: Library, version: Libra
   return { job: serializeIndexJob(job), created };
 }
 
-/** Re-indexes the default branch and every registered version (spec 1: the latter come back as versionJobs). */
+/** Re-indexes the default branch and every registered version (the latter come back as versionJobs). */
 export async function indexLibrary(deps: IndexDeps, id: string) {
   const e = em(deps);
   const lib = await findLibrary(e, id);
@@ -322,7 +322,7 @@ export async function addVersion(deps: IndexDeps, id: string, input: { tag: stri
   }
   let commitHash: string | null = null;
   if (lib.source === 'git-host') {
-    // Spec 1: a git-host tag is checked against the host's tag list before indexing.
+    // A git-host tag is checked against the host's tag list before indexing.
     let tags: Map<string, string>;
     try {
       tags = await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib));
@@ -374,7 +374,7 @@ export async function indexVersion(deps: IndexDeps, id: string, tag: string) {
   return enqueueIndex(deps, lib, await findVersion(e, id, tag));
 }
 
-/** Spec 1: tags of a local repository; empty for git-host libraries and when git fails. */
+/** Tags of a local repository; empty for git-host libraries and when git fails. */
 export async function discoverTags(deps: IndexDeps, id: string) {
   const lib = await findLibrary(em(deps), id);
   if (lib.source !== 'local') return { tags: [] as string[] };

@@ -4,12 +4,12 @@ import { Setting } from '../db/entities/snippet.js';
 export const CONCURRENCY_KEY = 'indexing.concurrency';
 export const DEFAULT_CONCURRENCY = 2;
 
-/** Spec 1: at least 1, at most the larger of (CPUs - 1) and 1. */
+/** At least 1, at most the larger of (CPUs - 1) and 1 (README, "Documentation index", Concurrency). */
 export function clampConcurrency(value: number, cpus: number): number {
   return Math.min(Math.max(Math.trunc(value), 1), Math.max(cpus - 1, 1));
 }
 
-/** The stored value may be a bare number or `{value: number}` (spec 1); anything else means the default. */
+/** The stored value may be a bare number or `{value: number}`; anything else means the default. */
 export function storedNumber(value: unknown): number | undefined {
   const n = typeof value === 'object' && value !== null ? (value as { value?: unknown }).value : value;
   return typeof n === 'number' && Number.isFinite(n) ? n : undefined;

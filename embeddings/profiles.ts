@@ -41,7 +41,7 @@ export async function activeProfile(em: EntityManager): Promise<EmbeddingProfile
 }
 
 /**
- * Spec 1: when no profile exists at startup, the default local profile is created. It is enabled when its model
+ * When no profile exists at startup, the default local profile is created. It is enabled when its model
  * can be loaded (present on disk, or downloads allowed); otherwise it is created disabled, so indexing keeps working
  * with keyword search, and the log says where to put the model.
  */

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from '../core/log.js';
+import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { EVENTS_CHANNEL, lastSeq, readEvents, type StoredEvent } from './events.js';
 
 export type EventListener = (event: StoredEvent) => void;
@@ -23,7 +24,9 @@ export interface Subscription {
 /**
  * One per API process: a dedicated LISTEN connection turns NOTIFYs into in-process deliveries, read from the
  * events table in seq order. NOTIFYs sent while the connection is down are lost, so after a reconnect every
- * subscribed stream is re-read from its cursor: listeners see each event once, in order, with no gap.
+ * subscribed stream is re-read from its cursor: listeners see each event once, in order, with no gap. Nothing
+ * depends on a NOTIFY alone: every `pollMs` one query compares each subscribed stream's last seq with its cursor
+ * and reads what a lost notification would have announced (docs/jobs.md, "Progress and events").
  */
 export class EventHub {
   private client: pg.Client | undefined;
@@ -32,16 +35,45 @@ export class EventHub {
   private closed = false;
   private reconnectDelayMs = 250;
   private connecting: Promise<void> | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private polling = false;
   ready = false;
 
   constructor(
     private readonly databaseUrl: string,
     private readonly fork: () => EntityManager,
     private readonly log: Logger,
+    /** How often subscribed streams are checked for events whose NOTIFY never arrived; 0: never. */
+    private readonly pollMs = 5000,
   ) {}
 
   async start(): Promise<void> {
     await this.connect();
+    if (this.pollMs > 0) {
+      this.poller = setInterval(() => void this.poll(), this.pollMs);
+      this.poller.unref();
+    }
+  }
+
+  /** The fallback for a missed NOTIFY: one query for every subscribed stream, and a fetch for those that moved. */
+  private async poll(): Promise<void> {
+    if (this.polling || this.closed || !this.streams.size) return;
+    this.polling = true;
+    try {
+      const names = [...this.streams.keys()];
+      const rows: { name: string; last_seq: string }[] = await this.fork().execute(
+        `select name, last_seq from event_stream where name = any(${TEXT_ARRAY})`,
+        [textArray(names)],
+      );
+      for (const r of rows) {
+        const state = this.streams.get(r.name);
+        if (state && Number(r.last_seq) > state.cursor) this.schedule(r.name);
+      }
+    } catch (err) {
+      this.log.debug('event poll failed; will try again', { error: (err as Error).message });
+    } finally {
+      this.polling = false;
+    }
   }
 
   private async connect(): Promise<void> {
@@ -120,7 +152,7 @@ export class EventHub {
           }
         } while (state.dirty && this.streams.get(stream) === state);
       } catch (err) {
-        this.log.warn('event fetch failed; will retry on the next notification', {
+        this.log.warn('event fetch failed; will retry on the next notification or poll', {
           stream,
           error: (err as Error).message,
         });
@@ -130,14 +162,22 @@ export class EventHub {
     })();
   }
 
-  /** Subscribes before any replay: the caller reads history up to `cursor` itself, the hub delivers the rest. */
+  /**
+   * Subscribes before any replay: the caller reads history up to `cursor` itself, the hub delivers the rest. A
+   * NOTIFY for an event committed after `cursor` was read may arrive while that read is in flight, before the
+   * stream is known here, and be dropped: so a new stream is read once right away.
+   */
   async subscribe(stream: string, listener: EventListener, onEnd?: () => void): Promise<Subscription> {
     let state = this.streams.get(stream);
     if (!state) {
       const cursor = await lastSeq(this.fork(), stream);
       // Another subscriber may have created it while we awaited.
-      state = this.streams.get(stream) ?? { cursor, listeners: new Set(), fetching: false, dirty: false };
-      this.streams.set(stream, state);
+      state = this.streams.get(stream);
+      if (!state) {
+        state = { cursor, listeners: new Set(), fetching: false, dirty: false };
+        this.streams.set(stream, state);
+        this.schedule(stream);
+      }
     }
     state.listeners.add(listener);
     if (onEnd) this.endHandlers.add(onEnd);
@@ -161,6 +201,7 @@ export class EventHub {
   async close(): Promise<void> {
     this.closed = true;
     this.ready = false;
+    clearInterval(this.poller);
     this.streams.clear();
     // Open streams end now, so an HTTP server shutting down is not held open by them.
     for (const end of [...this.endHandlers]) end();

@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Config, type QueueName, taskQueue } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import type { Job } from '../db/entities/job.js';
+import { releaseSlotOf, type SlotPool } from './slots.js';
 import type { JobStore, NewJob } from './store.js';
 
 /**
@@ -61,10 +62,25 @@ function startOptions(config: Config, job: Job, spec: Pick<LaunchSpec, 'queue' |
   };
 }
 
+/** Records the run that was just started as the job's owner, unless the job moved on meanwhile. */
+async function recordRun(deps: { em: EntityManager; jobs: JobStore }, jobId: string, runId: string): Promise<Job> {
+  const { job } = await deps.jobs.update(deps.em, jobId, (j) => (j.runId == null && j.completedAt == null ? { runId } : null), { silent: true });
+  return job;
+}
+
+/** Marks a job whose workflow could not start failed, so it never looks stuck. */
+async function failToStart(deps: { em: EntityManager; jobs: JobStore }, jobId: string, reason: string): Promise<Job> {
+  const { job } = await deps.jobs.update(deps.em, jobId, (j) =>
+    j.completedAt ? null : { status: deps.jobs.kind(j).statuses.failed, error: reason, completedAt: new Date() },
+  );
+  return job;
+}
+
 /**
- * Creates the job row, then starts its workflow with the search attributes and a memo. An unfinished job with the
- * same active key is returned instead (`created: false`). If the workflow cannot start, the job is marked failed
- * so it never looks stuck.
+ * Creates the job row (with the service's own rows, `within`, in the same transaction), then starts its workflow
+ * with the search attributes and a memo, and records the new run as the job's owner (jobs/ownership.ts). An
+ * unfinished job with the same active key is returned instead (`created: false`). If the workflow cannot start, the
+ * job is marked failed so it never looks stuck.
  */
 export async function launchJob(
   deps: { em: EntityManager; jobs: JobStore; temporal: Client; config: Config },
@@ -76,9 +92,10 @@ export async function launchJob(
   if (!created) return { job, created };
   const start = () =>
     deps.temporal.workflow.start(spec.workflowType, { ...startOptions(deps.config, job, spec), workflowIdConflictPolicy: 'FAIL' });
+  let runId: string;
   try {
     try {
-      await start();
+      runId = (await start()).firstExecutionRunId;
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       // The row's unique active key says the previous job of this key has finished, so its run is only closing
@@ -87,46 +104,70 @@ export async function launchJob(
         deps.temporal.workflow.getHandle(workflowId).result().catch(() => undefined),
         new Promise((r) => setTimeout(r, 10_000).unref()), // never holds a shutting-down process open
       ]);
-      await start();
+      runId = (await start()).firstExecutionRunId;
     }
-    return { job, created };
   } catch (err) {
     const reason =
       err instanceof WorkflowExecutionAlreadyStartedError
         ? `Another run of workflow ${workflowId} is still active`
         : `Could not start the workflow: ${(err as Error).message}`;
-    const failed = await deps.jobs.update(deps.em, job.id, (j) =>
-      j.completedAt ? null : { status: deps.jobs.kind(j).statuses.failed, error: reason, completedAt: new Date() },
-    );
-    return { job: failed.job, created };
+    return { job: await failToStart(deps, job.id, reason), created };
   }
+  return { job: await recordRun(deps, job.id, runId), created };
+}
+
+export interface RelaunchSpec extends Pick<LaunchSpec, 'workflowType' | 'queue' | 'args' | 'subject'> {
+  /** Whether the job as it is now (read under its lock) may run again; only a finished job ever does. */
+  retryable: (job: Job) => boolean;
+  /** The job's stage while it waits again. */
+  stage?: string | null;
+  /** Resets the service's own rows in the same transaction (it sees the job already queued again). */
+  within?: (tx: EntityManager, job: Job) => Promise<void>;
+  memo?: Record<string, unknown>;
+  /** The concurrency pool the previous run took a slot of, given back on its behalf. */
+  pool?: SlotPool;
 }
 
 /**
- * Starts a new run of a job that ended, under the same id and workflow id (a retry). The caller has already put
- * the job back in its queued state, in one transaction with its own rows; whatever is left of the previous run is
- * terminated. If the workflow cannot start, the job is marked failed so it never looks stuck.
+ * The one way a finished job runs again (a retry), under the same id and workflow id. In one transaction the job goes
+ * back to its queued state owned by no run, so nothing the previous run still does can write to it, together with the
+ * service's own rows (`within`). Then the previous run's slot is given back, a new run starts (terminating whatever
+ * is left of the previous one) and is recorded as the owner. `changed: false` when `retryable` refuses (nothing
+ * happened); if the workflow cannot start, the job is marked failed so it never looks stuck.
  */
 export async function relaunchJob(
   deps: { em: EntityManager; jobs: JobStore; temporal: Client; config: Config },
-  job: Job,
-  spec: Pick<LaunchSpec, 'workflowType' | 'queue' | 'args' | 'subject'> & { memo?: Record<string, unknown> },
-): Promise<Job> {
+  id: string,
+  spec: RelaunchSpec,
+): Promise<{ job: Job; changed: boolean }> {
+  let previousRun: string | null = null;
+  const { job, changed } = await deps.jobs.update(
+    deps.em,
+    id,
+    (j) => {
+      if (j.completedAt == null || !spec.retryable(j)) return null;
+      previousRun = j.runId ?? null;
+      return { status: deps.jobs.kind(j).statuses.queued, progress: 0, stage: spec.stage ?? null, stageDetail: null, error: null, startedAt: null, completedAt: null, runId: null };
+    },
+    { ...(spec.within && { within: spec.within }) },
+  );
+  if (!changed) return { job, changed };
+  if (spec.pool && previousRun) {
+    // Best effort: the pool also reclaims slots of runs that ended (workflows/slots.ts).
+    await releaseSlotOf(deps.temporal, deps.config, spec.pool, job.workflowId, previousRun).catch(() => undefined);
+  }
   const options = startOptions(deps.config, job, spec);
+  let runId: string;
   try {
-    await deps.temporal.workflow.start(spec.workflowType, {
+    const handle = await deps.temporal.workflow.start(spec.workflowType, {
       ...options,
       memo: { ...options.memo, ...spec.memo },
       workflowIdConflictPolicy: 'TERMINATE_EXISTING',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     });
-    return job;
+    runId = handle.firstExecutionRunId;
   } catch (err) {
-    const failed = await deps.jobs.update(deps.em, job.id, (j) =>
-      j.completedAt
-        ? null
-        : { status: deps.jobs.kind(j).statuses.failed, error: `Could not start the workflow: ${(err as Error).message}`, completedAt: new Date() },
-    );
-    return failed.job;
+    return { job: await failToStart(deps, id, `Could not start the workflow: ${(err as Error).message}`), changed };
   }
+  return { job: await recordRun(deps, id, runId), changed };
 }

@@ -8,7 +8,7 @@ import type { JobStore } from './store.js';
  * Keeps Postgres honest when a workflow ends without running its own bookkeeping: an operator terminated it in
  * the Temporal UI, it hit a timeout, or it was lost (a dev server wiped, a job row whose workflow never started).
  * Cancellations and failures are recorded by the workflow itself (workflows/job-lifecycle.ts); this is the net.
- * Runs at API startup (the spec's "startup recovery") and then every RECONCILE_INTERVAL_MS. Idempotent.
+ * Runs at API startup (startup recovery) and then every RECONCILE_INTERVAL_MS. Idempotent.
  */
 export class Reconciler {
   private timer: NodeJS.Timeout | undefined;
@@ -20,7 +20,7 @@ export class Reconciler {
       jobs: JobStore;
       client: Client;
       log: Logger;
-      /** Jobs younger than this are left alone: their workflow may be starting right now. */
+      /** Jobs changed more recently than this are left alone: their workflow may be starting right now. */
       graceMs?: number;
     },
   ) {}
@@ -52,8 +52,8 @@ export class Reconciler {
         const verdict = await this.verdict(job);
         if (!verdict) continue;
         const { changed } = await jobs.update(this.deps.em(), job.id, (current) => {
-          // Only if nothing moved since we looked: a live activity may have finished it meanwhile.
-          if (current.completedAt || current.runId !== job.runId) return null;
+          // Only if nothing moved since we looked: a live activity, or a retry, may have changed it meanwhile.
+          if (current.completedAt || current.runId !== job.runId || current.updatedAt.getTime() !== job.updatedAt.getTime()) return null;
           const statuses = jobs.kind(current).statuses;
           return {
             status: verdict.outcome === 'cancelled' ? statuses.cancelled : statuses.failed,
@@ -72,45 +72,46 @@ export class Reconciler {
     return fixed;
   }
 
-  /** What the workflow's state says about an unfinished job; undefined when the workflow is alive. */
-  private async verdict(job: Job): Promise<{ outcome: 'failed' | 'cancelled'; reason: string } | undefined> {
-    const handle = this.deps.client.workflow.getHandle(job.workflowId);
-    let status: string;
+  private async describe(workflowId: string, runId?: string): Promise<RunState | undefined> {
     try {
-      const d = await handle.describe();
-      status = d.status.name;
+      const d = await this.deps.client.workflow.getHandle(workflowId, runId).describe();
+      return { runId: d.runId, status: d.status.name, closedAt: d.closeTime };
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) {
-        return { outcome: 'failed', reason: 'Its workflow no longer exists in Temporal (lost while the service was down)' };
-      }
+      if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
-    }
-    // The latest run decides: after an operator's reset the new run is RUNNING and the job lives on.
-    switch (status) {
-      case 'RUNNING':
-      case 'CONTINUED_AS_NEW':
-      case 'PAUSED':
-        return undefined;
-      case 'TERMINATED':
-        return { outcome: 'failed', reason: `Terminated in Temporal${await this.terminateReason(job.workflowId)}` };
-      case 'TIMED_OUT':
-        return { outcome: 'failed', reason: 'Timed out in Temporal (workflow execution timeout)' };
-      case 'CANCELLED':
-        return { outcome: 'cancelled', reason: 'Cancelled' };
-      case 'FAILED':
-        return { outcome: 'failed', reason: 'Its workflow failed without recording the error' };
-      case 'COMPLETED':
-        return { outcome: 'failed', reason: 'Its workflow completed without recording a result' };
-      default:
-        return undefined;
     }
   }
 
-  private async terminateReason(workflowId: string): Promise<string> {
+  /**
+   * What Temporal says about an unfinished job; undefined while it lives. The job's own run decides (its owner,
+   * jobs/ownership.ts), not whatever run is latest: a retry's previous run that already ended says nothing about
+   * the new one. Two cases wait instead: a job queued again by a retry whose new run is being started (no run
+   * recorded yet, the latest run ended before the job changed), and a job whose run ended while a newer run (an
+   * operator's reset) is running and will take it over at its start.
+   */
+  private async verdict(job: Job): Promise<{ outcome: 'failed' | 'cancelled'; reason: string } | undefined> {
+    const latest = await this.describe(job.workflowId);
+    if (!latest) return { outcome: 'failed', reason: 'Its workflow no longer exists in Temporal (lost while the service was down)' };
+    if (ALIVE.has(latest.status) && latest.runId !== job.runId) return undefined; // a new run takes the job at its start
+    if (!job.runId) {
+      if (ALIVE.has(latest.status)) return undefined;
+      if (latest.closedAt && latest.closedAt < job.updatedAt) {
+        if (Date.now() - job.updatedAt.getTime() < RELAUNCH_GRACE_MS) return undefined;
+        return { outcome: 'failed', reason: 'Its new run never started (the service stopped while running it again)' };
+      }
+      return ending(latest.status, () => this.terminateReason(job.workflowId, latest.runId));
+    }
+    const run = latest.runId === job.runId ? latest : await this.describe(job.workflowId, job.runId);
+    if (!run) return { outcome: 'failed', reason: 'Its workflow run no longer exists in Temporal' };
+    if (ALIVE.has(run.status)) return undefined;
+    return ending(run.status, () => this.terminateReason(job.workflowId, run.runId));
+  }
+
+  private async terminateReason(workflowId: string, runId: string): Promise<string> {
     try {
       const res = await this.deps.client.workflowService.getWorkflowExecutionHistoryReverse({
         namespace: this.deps.client.options.namespace,
-        execution: { workflowId },
+        execution: { workflowId, runId },
         maximumPageSize: 1,
       });
       const reason = res.history?.events?.[0]?.workflowExecutionTerminatedEventAttributes?.reason;
@@ -118,5 +119,37 @@ export class Reconciler {
     } catch {
       return '';
     }
+  }
+}
+
+interface RunState {
+  runId: string;
+  status: string;
+  closedAt: Date | undefined;
+}
+
+const ALIVE = new Set(['RUNNING', 'CONTINUED_AS_NEW', 'PAUSED']);
+
+/**
+ * How long a job queued again by a retry may wait for its new run to be recorded before the reconciler calls it
+ * lost. The API records the run right after starting it, so only a crash in between takes this long.
+ */
+const RELAUNCH_GRACE_MS = 60_000;
+
+/** The job's ending for a run that closed without recording it. */
+async function ending(status: string, terminateReason: () => Promise<string>): Promise<{ outcome: 'failed' | 'cancelled'; reason: string } | undefined> {
+  switch (status) {
+    case 'TERMINATED':
+      return { outcome: 'failed', reason: `Terminated in Temporal${await terminateReason()}` };
+    case 'TIMED_OUT':
+      return { outcome: 'failed', reason: 'Timed out in Temporal (workflow execution timeout)' };
+    case 'CANCELLED':
+      return { outcome: 'cancelled', reason: 'Cancelled' };
+    case 'FAILED':
+      return { outcome: 'failed', reason: 'Its workflow failed without recording the error' };
+    case 'COMPLETED':
+      return { outcome: 'failed', reason: 'Its workflow completed without recording a result' };
+    default:
+      return undefined;
   }
 }

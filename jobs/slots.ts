@@ -10,7 +10,7 @@ export function slotsWorkflowId(config: Pick<Config, 'taskQueuePrefix'>, pool: S
 }
 
 function start(config: Config, pool: SlotPool) {
-  const initial: SlotsState = { pool, limit: 0, holders: [], waiting: [] };
+  const initial: SlotsState = { pool, limit: 0, holders: [], waiting: [], adopted: false };
   return {
     taskQueue: taskQueue(config, pool),
     workflowId: slotsWorkflowId(config, pool),
@@ -18,15 +18,42 @@ function start(config: Config, pool: SlotPool) {
   };
 }
 
-/** Asks the pool for a slot, starting the pool's workflow if it is not running yet. */
-export async function requestSlot(client: Client, config: Config, pool: SlotPool, request: SlotRequest): Promise<string> {
+/** What a waiting job knows about the pool that has its request. */
+export interface SlotTicket {
+  /** The pool's workflow id. */
+  workflowId: string;
+  /** The pool's run that took the request. */
+  runId: string;
+  /** How long to wait before checking again (SLOT_CHECK_INTERVAL_MS). */
+  checkMs: number;
+}
+
+/**
+ * Asks the pool for a slot, starting the pool's workflow if it is not running. With the `runId` of an earlier
+ * ticket, it asks only if that run is no longer the pool's running one (terminated, failed, or continued as new):
+ * requests are idempotent, but a pool with thousands of waiters need not hear from each of them every interval.
+ */
+export async function requestSlot(client: Client, config: Config, pool: SlotPool, request: SlotRequest, runId?: string): Promise<SlotTicket> {
   const s = start(config, pool);
-  await client.workflow.signalWithStart<typeof slotsWorkflow, [SlotRequest]>('slotsWorkflow', {
+  const ticket = (r: string): SlotTicket => ({ workflowId: s.workflowId, runId: r, checkMs: config.slotCheckIntervalMs });
+  if (runId && (await runningRun(client, s.workflowId)) === runId) return ticket(runId);
+  const handle = await client.workflow.signalWithStart<typeof slotsWorkflow, [SlotRequest]>('slotsWorkflow', {
     ...s,
     signal: 'acquireSlot',
     signalArgs: [request],
   });
-  return s.workflowId;
+  return ticket(handle.signaledRunId);
+}
+
+/** The run of the pool's workflow that is running; undefined when none is. */
+async function runningRun(client: Client, workflowId: string): Promise<string | undefined> {
+  try {
+    const d = await client.workflow.getHandle(workflowId).describe();
+    return d.status.name === 'RUNNING' ? d.runId : undefined;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
 }
 
 /** Applies a new limit at once: waiting jobs start if it grew; running ones finish if it shrank. */

@@ -42,7 +42,7 @@ export interface ExtraEvent {
 
 /**
  * All writes to jobs go through here, so every change is one transaction that also appends its events
- * (engineering note 4: an advisory lock on the job id serialises overlapping activity attempts).
+ * (an advisory lock on the job id serialises overlapping activity attempts; docs/jobs.md, "Jobs and their workflows").
  */
 export class JobStore {
   constructor(private readonly kinds: JobKinds) {}
@@ -132,8 +132,11 @@ export class JobStore {
     });
   }
 
-  /** Unfinished jobs created before `olderThan`, for the reconciler. */
+  /**
+   * Unfinished jobs last changed before `olderThan`, for the reconciler: a job a retry has just queued again is as
+   * young as a new one.
+   */
   async unfinished(em: EntityManager, olderThan: Date): Promise<Job[]> {
-    return em.fork().find(Job, { completedAt: null, createdAt: { $lt: olderThan } }, { orderBy: { createdAt: 'asc' } });
+    return em.fork().find(Job, { completedAt: null, updatedAt: { $lt: olderThan } }, { orderBy: { createdAt: 'asc' } });
   }
 }

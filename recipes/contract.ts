@@ -4,10 +4,8 @@
  */
 export const RECIPE_KIND = 'recipe';
 export const RECIPE_WORKFLOW = 'recipeWorkflow';
-/** The failure type of "this run no longer owns the item" (it ended meanwhile, or a retry started a new run). */
-export const JOB_STOPPED = 'JobStopped';
 
-/** Queue item statuses (spec 3). `unhealthy`: a recoverable failure outlasted its attempts; `error`: permanent. */
+/** Queue item statuses (README, "Recipe queue"). `unhealthy`: a recoverable failure outlasted its attempts; `error`: permanent. */
 export const QUEUE_STATUSES = ['pending', 'in_progress', 'success', 'error', 'unhealthy'] as const;
 export type QueueStatus = (typeof QUEUE_STATUSES)[number];
 
@@ -28,7 +26,7 @@ export const PHASES = ['extraction', 'parsing', 'uploading'] as const;
 export type PhaseName = (typeof PHASES)[number];
 export type PhaseStatus = 'pending' | 'in_progress' | 'completed' | 'error';
 
-/** One phase of an item (spec 3), plus how many attempts the current run has made of it. */
+/** One phase of an item (README, "Recipe queue"), plus how many attempts the current run has made of it. */
 export interface PhaseEntry {
   name: PhaseName;
   status: PhaseStatus;
@@ -41,7 +39,7 @@ export interface PhaseEntry {
   attempts?: number;
 }
 
-/** Spec 3's results object; filled as phases complete (all four once the item is `success`). */
+/** An item's results (README, "Recipe queue"); filled as phases complete (all four once the item is `success`). */
 export interface RecipeResults {
   recipe?: Record<string, unknown>;
   recipeManagerUrl?: string;
@@ -49,7 +47,7 @@ export interface RecipeResults {
   thumbnail?: string;
 }
 
-/** Every bound comes in from configuration (engineering note 10), so tests use short ones. */
+/** Every bound comes in from configuration (docs/jobs.md, "Workflow code"), so tests use short ones. */
 export interface RecipeLimits {
   /** QUEUE_TIMEOUT_MS: longest attempt of a phase. */
   timeoutMs: number;

@@ -42,6 +42,42 @@ export async function createRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: 
   return t.kind === 'tandoor' ? createInTandoor(t, recipe, ctx) : createInMealie(t, recipe, ctx);
 }
 
+/**
+ * The recipe an earlier attempt may have created for this post, found by the post's URL: an attempt that died after
+ * the manager created the recipe but before its answer was stored must link that recipe, not create a second one.
+ * Neither manager takes an idempotency key, so the lookup searches by the recipe's name and compares each
+ * candidate's source URL (Mealie's `orgURL`, Tandoor's `source_url`) with the post's. Undefined: none (or the
+ * manager cannot say, in which case creating is the only way on).
+ */
+export async function findRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created | undefined> {
+  if (!recipe.url) return undefined;
+  const what = `${NAMES[t.kind]} (looking for a recipe created before)`;
+  const get = async (url: string): Promise<unknown> => {
+    const res = await request(what, url, { headers: headers(t, false) }, ctx);
+    const text = await readText(what, res, ctx, 4 * 1024 * 1024);
+    if (!res.ok) throw statusFailure(what, res, text, hintFor(res.status, text));
+    return JSON.parse(text) as unknown;
+  };
+  const sameName = (name: unknown) => typeof name === 'string' && name.trim().toLowerCase() === recipe.name.trim().toLowerCase();
+  const name = encodeURIComponent(recipe.name.slice(0, 128));
+  if (t.kind === 'mealie') {
+    const page = (await get(`${t.baseUrl}/api/recipes?search=${name}&perPage=50`)) as { items?: { slug?: unknown; name?: unknown }[] };
+    for (const c of page.items ?? []) {
+      if (typeof c.slug !== 'string' || !sameName(c.name)) continue;
+      const full = (await get(`${t.baseUrl}/api/recipes/${encodeURIComponent(c.slug)}`)) as { orgURL?: unknown };
+      if (full.orgURL === recipe.url) return { id: c.slug, url: `${t.publicUrl}/g/${encodeURIComponent(t.mealieGroup)}/r/${encodeURIComponent(c.slug)}` };
+    }
+    return undefined;
+  }
+  const page = (await get(`${t.baseUrl}/api/recipe/?query=${name}&page_size=50`)) as { results?: { id?: unknown; name?: unknown }[] };
+  for (const c of page.results ?? []) {
+    if ((typeof c.id !== 'number' && typeof c.id !== 'string') || !sameName(c.name)) continue;
+    const full = (await get(`${t.baseUrl}/api/recipe/${encodeURIComponent(String(c.id))}/`)) as { source_url?: unknown };
+    if (full.source_url === recipe.url) return { id: String(c.id), url: `${t.publicUrl}/view/recipe/${encodeURIComponent(String(c.id))}` };
+  }
+  return undefined;
+}
+
 /** `POST /api/recipes/create/html-or-json` with the schema.org JSON: 201 and the new recipe's slug (a JSON string). */
 async function createInMealie(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created> {
   const what = 'Mealie';

@@ -10,7 +10,6 @@ import { Job } from '../db/entities/job.js';
 import { RecipeItem } from '../db/entities/recipe.js';
 import type { EventHub } from '../jobs/hub.js';
 import { launchJob, relaunchJob } from '../jobs/launch.js';
-import { releaseSlotOf } from '../jobs/slots.js';
 import type { JobStore } from '../jobs/store.js';
 import {
   FINISHED_STATUSES,
@@ -125,44 +124,30 @@ export class RecipeQueue {
 
   /**
    * Runs an `error` or `unhealthy` item again under the same id: pending, phases and results cleared, `runs` + 1,
-   * then a new workflow run. 409 ITEM_NOT_RETRYABLE for other statuses.
+   * then a new workflow run (jobs/launch.ts, relaunchJob). 409 ITEM_NOT_RETRYABLE for other statuses.
    */
   async retry(id: string): Promise<ItemView> {
-    const { job } = await this.load(id);
+    const { job, item } = await this.load(id);
     const refuse = (status: string) =>
       new ConflictError(`Item ${id} is ${status}; only items in error or unhealthy can be retried`, 'ITEM_NOT_RETRYABLE');
     if (!RETRYABLE_STATUSES.includes(job.status as QueueStatus)) throw refuse(job.status);
     let row: RecipeItem | undefined;
-    const { job: revived, changed } = await this.d.jobs.update(
-      this.d.em(),
-      id,
-      (j) =>
-        RETRYABLE_STATUSES.includes(j.status as QueueStatus) && j.completedAt
-          ? { status: RECIPE_STATUSES.queued, progress: 0, stage: null, stageDetail: null, error: null, startedAt: null, completedAt: null }
-          : null,
-      {
-        within: async (tx) => {
-          row = await tx.findOneOrFail(RecipeItem, { jobId: id });
-          tx.assign(row, { phases: initialPhases(), results: {}, extraction: null, manager: null, managerRecipeId: null, runs: row.runs + 1 });
-          await tx.flush();
-        },
+    const { job: started, changed } = await relaunchJob({ em: this.d.em(), jobs: this.d.jobs, temporal: this.d.temporal, config: this.d.config }, id, {
+      retryable: (j) => RETRYABLE_STATUSES.includes(j.status as QueueStatus),
+      within: async (tx) => {
+        row = await tx.findOneOrFail(RecipeItem, { jobId: id });
+        tx.assign(row, { phases: initialPhases(), results: {}, extraction: null, manager: null, managerRecipeId: null, runs: row.runs + 1 });
+        await tx.flush();
       },
-    );
-    if (!changed) throw refuse(revived.status);
-    // The previous run recorded its ending as the last thing it did in its slot; if it is still closing (sending
-    // its notification), the new run terminates it, so its slot is given back here rather than leaked.
-    if (job.runId) {
-      await releaseSlotOf(this.d.temporal, this.d.config, 'recipes', job.workflowId, job.runId).catch((err: Error) =>
-        this.d.log.warn('could not release the previous run\'s slot', { itemId: id, error: err.message }),
-      );
-    }
-    const started = await relaunchJob({ em: this.d.em(), jobs: this.d.jobs, temporal: this.d.temporal, config: this.d.config }, revived, {
       workflowType: RECIPE_WORKFLOW,
       queue: 'recipes',
       args: () => [this.input(id)],
-      subject: row!.url,
-      memo: { run: row!.runs },
+      subject: item.url,
+      // The previous run gave its slot back as its last step in it; if it is still closing, it is given back here.
+      pool: 'recipes',
+      memo: { run: item.runs + 1 },
     });
+    if (!changed) throw refuse(started.status);
     return itemView(started, row!);
   }
 

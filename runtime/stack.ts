@@ -144,7 +144,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     let reconciler: Reconciler | undefined;
     let api: RunningApi | undefined;
     if (o.api) {
-      hub = new EventHub(pgEndpoint.url, () => orm.em.fork(), log.child('events'));
+      // Streams are checked for events whose NOTIFY was lost as often as they send heartbeats.
+      hub = new EventHub(pgEndpoint.url, () => orm.em.fork(), log.child('events'), config.sseHeartbeatMs);
       await hub.start();
       const h = hub;
       reconciler = new Reconciler({

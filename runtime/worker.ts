@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { activitiesFor } from '../activities/index.js';
+import { databaseOutageInterceptor } from '../activities/outage.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import { applyConfiguredSlotLimits } from '../activities/slots.js';
 import { type QueueName, taskQueue } from '../core/config.js';
@@ -67,6 +68,7 @@ export async function startWorkers(o: {
         taskQueue: taskQueue(o.deps.config, queue),
         workflowBundle: bundle,
         activities: activitiesFor(queue, o.deps),
+        interceptors: { activity: [databaseOutageInterceptor] },
         shutdownGraceTime: '10 seconds',
       }),
     ),

@@ -9,7 +9,7 @@ import { parseLibraryRef } from '../docindex/ids.js';
 import { loadSnippets, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
 
 /**
- * Context retrieval (spec 1, "Context retrieval"): GET /api/v1/context, the Context7 v2 endpoint and the MCP
+ * Context retrieval (README, "Search and context"): GET /api/v1/context, the Context7 v2 endpoint and the MCP
  * `query-docs` tool all call `retrieveContext`.
  */
 
@@ -41,7 +41,7 @@ export interface ContextParams {
 
 const str = (v: unknown): string | undefined => (Array.isArray(v) ? str(v[0]) : typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 
-/** Spec 1's defaults and coercions; nothing here rejects (blank libraryId and query are checked by retrieveContext). */
+/** A query cut to MAX_QUERY_CHARS, at a word boundary when there is one in its second half. */
 function bounded(query: string): string {
   if (query.length <= MAX_QUERY_CHARS) return query;
   const cut = query.slice(0, MAX_QUERY_CHARS);
@@ -49,6 +49,7 @@ function bounded(query: string): string {
   return space > MAX_QUERY_CHARS / 2 ? cut.slice(0, space) : cut;
 }
 
+/** The defaults and coercions (README, "Search and context"); nothing here rejects (blank libraryId and query are checked by retrieveContext). */
 export function contextParams(raw: Record<string, unknown>, defaults: { type?: 'json' | 'txt' } = {}): ContextParams {
   const type = str(raw.type)?.trim().toLowerCase();
   const tokensRaw = str(raw.tokens);

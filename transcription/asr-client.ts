@@ -37,10 +37,22 @@ const describe = (err: unknown) => redact((err as Error & { cause?: Error }).cau
  */
 export async function submitJob(
   e: AsrEndpoint,
-  o: { file: string; fileName: string; contentType: string; callbackUrl: string; externalId: string; signal?: AbortSignal },
+  o: {
+    file: string;
+    fileName: string;
+    contentType: string;
+    callbackUrl: string;
+    externalId: string;
+    signal?: AbortSignal;
+    /** Bytes of the file sent so far, as they go: the step's progress. */
+    onProgress?: (bytesSent: number) => void;
+  },
 ): Promise<SubmitOutcome> {
   const form = new FormData();
-  form.set('file', await fs.openAsBlob(o.file, { type: o.contentType }), o.fileName);
+  const blob = await fs.openAsBlob(o.file, { type: o.contentType });
+  // A File with its name is taken as it is (a file name given here would wrap it in another File, uncounted).
+  if (o.onProgress) form.set('file', new CountedFile(blob, o.fileName, o.onProgress));
+  else form.set('file', blob, o.fileName);
   form.set('callback_url', o.callbackUrl);
   form.set('external_id', o.externalId);
   let res: Response;
@@ -71,6 +83,31 @@ export async function submitJob(
     throw new PermanentError(`The transcription backend accepted the job without a job id: ${redact(text.slice(0, 200))}`);
   }
   return { kind: 'accepted', asrJobId: String(id) };
+}
+
+/** A file part whose stream reports the bytes read from it: fetch reads it as it sends the body. */
+class CountedFile extends File {
+  constructor(
+    blob: Blob,
+    name: string,
+    private readonly onProgress: (bytesSent: number) => void,
+  ) {
+    super([blob], name, { type: blob.type });
+  }
+
+  override stream(): ReturnType<Blob['stream']> {
+    let sent = 0;
+    const report = this.onProgress;
+    return super.stream().pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          sent += chunk.byteLength;
+          report(sent);
+          controller.enqueue(chunk);
+        },
+      }),
+    ) as ReturnType<Blob['stream']>;
+  }
 }
 
 export type ModelWaitOutcome = 'ready' | 'closed' | 'unreachable' | 'timeout';

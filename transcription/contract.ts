@@ -7,12 +7,10 @@ import type { AudioMode } from '../core/transcripts/audio.js';
 export const TRANSCRIPTION_WORKFLOW = 'transcriptionWorkflow';
 /** The signal that carries a webhook call to its job's workflow. */
 export const ASR_WEBHOOK_SIGNAL = 'asrWebhook';
-/** The failure type of "this run no longer owns the job" (cancelled through the API, or retried). */
-export const JOB_STOPPED = 'JobStopped';
 
 export type SourceKind = 'url' | 'upload' | 'recording';
 
-/** Every timeout and bound comes in from configuration (engineering note 10), so tests can use short ones. */
+/** Every timeout and bound comes in from configuration (docs/jobs.md, "Workflow code"), so tests can use short ones. */
 export interface TranscriptionLimits {
   modelWaitMaxMs: number;
   maxResubmits: number;

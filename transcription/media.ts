@@ -17,13 +17,16 @@ import type { Tool } from '../runtime/tools.js';
 
 /**
  * The media steps of a transcription, on top of ffmpeg and yt-dlp (runtime/tools.ts). Every run is a child process
- * that the activity's cancellation kills, with a heartbeat while it runs.
+ * that the activity's signal kills (cancelled, or stopped for making no progress), heartbeating as it moves.
  */
 export interface RunContext {
   signal: AbortSignal;
-  /** Called every few seconds while a tool runs, and on each line of progress it prints. */
+  /** The step moved: called on each line of progress a tool prints, and while it works the CPU. */
   heartbeat: (detail?: string) => void;
   timeoutMs: number;
+  /** Saves what a retried attempt may resume from (it comes back as `resumeFrom`). */
+  checkpoint?: (state: Record<string, unknown>) => void;
+  resumeFrom?: Record<string, unknown>;
 }
 
 /**
@@ -36,9 +39,10 @@ export class Semaphore {
 
   constructor(readonly limit: number) {}
 
-  async run<T>(signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+  /** `waiting` wraps the wait for a turn (the caller's heartbeats go on meanwhile: waiting is not hanging). */
+  async run<T>(signal: AbortSignal, fn: () => Promise<T>, waiting: (turn: Promise<void>) => Promise<void> = (t) => t): Promise<T> {
     if (this.active >= this.limit) {
-      await new Promise<void>((resolve, reject) => {
+      await waiting(new Promise<void>((resolve, reject) => {
         const grant = () => {
           signal.removeEventListener('abort', onAbort);
           resolve();
@@ -51,7 +55,7 @@ export class Semaphore {
         if (signal.aborted) return onAbort();
         signal.addEventListener('abort', onAbort, { once: true });
         this.queue.push(grant);
-      });
+      }));
     } else {
       this.active++;
     }
@@ -67,6 +71,15 @@ export class Semaphore {
 
 /** What a failed tool printed last: its own error messages, which say what went wrong. */
 const STDERR_TAIL = 4000;
+
+/** CPU time (user + system, in clock ticks) a process has used so far; undefined where /proc is not there. */
+async function cpuTicks(pid: number | undefined): Promise<number | undefined> {
+  if (!pid) return undefined;
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  // Fields after the command name (which may hold spaces, inside parentheses): utime and stime are the 12th and 13th.
+  const fields = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields ? Number(fields[11]) + Number(fields[12]) : undefined;
+}
 
 export async function runTool(
   tool: Tool,
@@ -86,16 +99,30 @@ export async function runTool(
     const kill = () => child.kill('SIGKILL');
     const onAbort = () => kill();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
-    const beat = setInterval(() => ctx.heartbeat(), 2000);
+    // Progress is what the tool prints (below), or CPU it keeps using (a quiet start-up, a long analysis): one that
+    // only sleeps on a dead connection shows neither, and is stopped once that has lasted the heartbeat timeout.
+    let ticks: number | undefined;
+    const beat = setInterval(() => {
+      void cpuTicks(child.pid).then((now) => {
+        if (now !== undefined && ticks !== undefined && now > ticks) ctx.heartbeat();
+        ticks = now;
+      });
+    }, 1000);
+    const moved = (chunk: string) => {
+      const line = chunk.trim().split('\n').at(-1)?.trim();
+      ctx.heartbeat(line ? line.slice(0, 200) : undefined);
+    };
     const deadline = setTimeout(() => {
       stderr += `\n(stopped after ${ctx.timeoutMs} ms)`;
       kill();
     }, ctx.timeoutMs);
     child.stdout.setEncoding('utf8').on('data', (s: string) => {
       stdout += s;
+      moved(s);
     });
     child.stderr.setEncoding('utf8').on('data', (s: string) => {
       stderr += s;
+      moved(s);
       // Only the tail is kept for errors, but the analysis pass reads all of it.
       if (stderr.length > 64 * 1024 * 1024) stderr = stderr.slice(-STDERR_TAIL);
     });
@@ -145,7 +172,11 @@ function classifyYtDlp(err: unknown): never {
  * connection through `proxy`, the outbound guard's (outbound/proxy.ts): the URL is a user's, so what yt-dlp reaches
  * (redirects and media hosts included) is only what the guard allows.
  */
-const ytdlpCommon = (proxy: string) => ['--ignore-config', '--no-playlist', '--no-color', '--no-progress', '--no-warnings', '--newline', '--proxy', proxy];
+const ytdlpCommon = (proxy: string) => ['--ignore-config', '--no-playlist', '--no-color', '--no-warnings', '--newline', '--proxy', proxy];
+/** Reading a page: no download, so no progress to show. */
+const ytdlpQuiet = (proxy: string) => [...ytdlpCommon(proxy), '--no-progress'];
+/** Downloading: a progress line per update, the bytes so far (the heartbeats' details). */
+const ytdlpDownload = (proxy: string) => [...ytdlpCommon(proxy), '--progress', '--progress-template', 'download:%(progress.downloaded_bytes)s bytes downloaded'];
 /** yt-dlp hands its proxy to ffmpeg (some streams) in http_proxy: no NO_PROXY of the environment may exempt a host. */
 const YTDLP_ENV = { NO_PROXY: '', no_proxy: '' };
 
@@ -170,7 +201,7 @@ export async function fetchCaptions(ytdlp: Tool, url: string, dir: string, ctx: 
     await runTool(
       ytdlp,
       [
-        ...ytdlpCommon(ctx.proxy),
+        ...ytdlpQuiet(ctx.proxy),
         '--skip-download',
         '--write-subs',
         '--write-auto-subs',
@@ -227,7 +258,7 @@ export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: 
   try {
     ({ stdout } = await runTool(
       ytdlp,
-      [...ytdlpCommon(ctx.proxy), '-f', 'bestaudio[ext=m4a]/bestaudio/best', '-o', 'media.%(ext)s', '--print', 'after_move:filepath', '--', url],
+      [...ytdlpDownload(ctx.proxy), '-f', 'bestaudio[ext=m4a]/bestaudio/best', '-o', 'media.%(ext)s', '--print', 'after_move:filepath', '--', url],
       ctx,
       { cwd: dir, env: YTDLP_ENV },
     ));
@@ -242,11 +273,14 @@ export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: 
   return path.join(dir, fallback);
 }
 
+/** ffmpeg prints `out_time_ms=...` (how far it got) to stdout twice a second: the heartbeats' details. */
+const FFMPEG_PROGRESS = ['-progress', 'pipe:1'];
+
 /** Measures loudness and noise floor (see core/transcripts/audio.ts). */
 export async function analyzeAudio(ffmpeg: Tool, input: string, ctx: RunContext): Promise<AudioMeasurement> {
   const { stderr } = await runTool(
     ffmpeg,
-    ['-hide_banner', '-nostats', '-nostdin', '-t', String(ANALYSIS_SECONDS), '-i', input, '-vn', '-af', ANALYSIS_FILTER, '-f', 'null', '-'],
+    ['-hide_banner', '-nostats', '-nostdin', ...FFMPEG_PROGRESS, '-t', String(ANALYSIS_SECONDS), '-i', input, '-vn', '-af', ANALYSIS_FILTER, '-f', 'null', '-'],
     ctx,
   );
   return parseAnalysis(stderr);
@@ -269,11 +303,16 @@ export async function prepareAudio(ffmpeg: Tool, input: string, output: string, 
   let reason: string;
   let measurement: AudioMeasurement | undefined;
   if (mode === 'auto') {
-    try {
-      measurement = await analyzeAudio(ffmpeg, input, ctx);
-    } catch (err) {
-      if (err instanceof ToolError) throw new PermanentError(`The media has no audio ffmpeg can read: ${err.message}`);
-      throw err;
+    // An earlier attempt that measured already (its heartbeats said so) is not measured again.
+    measurement = ctx.resumeFrom?.measurement as AudioMeasurement | undefined;
+    if (!measurement) {
+      try {
+        measurement = await analyzeAudio(ffmpeg, input, ctx);
+      } catch (err) {
+        if (err instanceof ToolError) throw new PermanentError(`The media has no audio ffmpeg can read: ${err.message}`);
+        throw err;
+      }
+      ctx.checkpoint?.({ measurement });
     }
     ({ mode: applied, reason } = chooseMode(measurement));
   } else {
@@ -286,7 +325,7 @@ export async function prepareAudio(ffmpeg: Tool, input: string, output: string, 
   try {
     await runTool(
       ffmpeg,
-      ['-hide_banner', '-nostats', '-nostdin', '-loglevel', 'error', '-y', '-i', input, '-vn', '-sn', '-dn', ...(filter ? ['-af', filter] : []), '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le',
+      ['-hide_banner', '-nostats', '-nostdin', '-loglevel', 'error', ...FFMPEG_PROGRESS, '-y', '-i', input, '-vn', '-sn', '-dn', ...(filter ? ['-af', filter] : []), '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le',
         // A plain 44-byte WAV header: no metadata chunk some recognisers trip over.
         '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact', '-f', 'wav', partial],
       ctx,

@@ -3,11 +3,14 @@ import path from 'node:path';
 /**
  * Where a transcription job's files live, all under DATA_DIR (which the API and the transcription workers share):
  * - `uploads/<jobId>/`: the uploaded or recorded file, kept until the job succeeds (a retry reads it again);
- * - `tmp/transcription/<jobId>/`: downloads, captions and the prepared audio of the current run, removed when a run ends;
+ * - `tmp/transcription/<jobId>/<runId>/<step>-<attempt>/`: downloads, captions and the prepared audio, a folder per run
+ *   and attempt, removed when the run ends;
  * - `transcripts/<jobId>/`: the result files (SRT, TXT, MD, JSON), the job's `outputDir`.
  */
 export const uploadDir = (dataDir: string, jobId: string) => path.join(dataDir, 'uploads', safeId(jobId));
 export const workDir = (dataDir: string, jobId: string) => path.join(dataDir, 'tmp', 'transcription', safeId(jobId));
+/** One run's folder inside the job's: each attempt of each step works in a folder of its own below it. */
+export const runDir = (dataDir: string, jobId: string, runId: string) => path.join(workDir(dataDir, jobId), safeId(runId));
 export const outputDir = (dataDir: string, jobId: string) => path.join(dataDir, 'transcripts', safeId(jobId));
 
 /** Job ids are UUIDs; anything else must never become a path. */

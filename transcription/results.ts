@@ -7,8 +7,8 @@ import { dedupeSegments } from '../core/transcripts/dedupe.js';
 import { numbered } from '../core/transcripts/segments.js';
 import { renderTranscript, TRANSCRIPT_FORMATS, type TranscriptFormat } from '../core/transcripts/writers.js';
 import type { Config } from '../core/config.js';
-import type { Job } from '../db/entities/job.js';
 import { Transcription, TranscriptionWebhook } from '../db/entities/transcription.js';
+import { owns } from '../jobs/ownership.js';
 import type { JobPatch, JobStore } from '../jobs/store.js';
 import { TRANSCRIPTION_STATUSES } from './kind.js';
 import { outputDir } from './paths.js';
@@ -22,28 +22,36 @@ export interface StoreDeps {
   em: () => EntityManager;
 }
 
-/**
- * An activity of workflow run `runId` writes to its job only while the job is unfinished and belongs to that run:
- * a job cancelled through the API, or run again by a retry, is left alone by a run that is still winding down.
- */
-export const activeIn = (job: Job, runId: string): boolean => job.completedAt == null && job.runId === runId;
-
 export async function loadTranscription(em: EntityManager, jobId: string): Promise<Transcription> {
   const row = await em.fork().findOne(Transcription, { jobId });
   if (!row) throw new NotFoundError(`Job ${jobId} not found`, 'JOB_NOT_FOUND');
   return row;
 }
 
-/** Moves a running job's stage and progress, published as a `status` event. No-op for a job that is not this run's. */
+/** Moves a running job's stage and progress, published as a `status` event. No-op for a job this run does not own. */
 export async function setStage(
   d: StoreDeps,
   input: { jobId: string; runId: string; progress?: number; stage: string; stageDetail?: string | null },
 ): Promise<boolean> {
   const { changed } = await d.jobs.update(d.em(), input.jobId, (job) => {
-    if (!activeIn(job, input.runId)) return null;
+    if (!owns(job, input.runId)) return null;
     const patch: JobPatch = { stage: input.stage, stageDetail: input.stageDetail ?? null };
     if (input.progress !== undefined) patch.progress = Math.max(job.progress, Math.min(100, Math.round(input.progress)));
     return patch;
+  });
+  return changed;
+}
+
+/**
+ * Writes a job's own row (`write`, in the transaction) for the run that owns the job only, under the job's lock
+ * (jobs/ownership.ts): false, and nothing written, when the run no longer owns it.
+ */
+export async function updateForOwner(d: StoreDeps, ref: { jobId: string; runId: string }, write: (tx: EntityManager) => Promise<unknown>): Promise<boolean> {
+  const { changed } = await d.jobs.update(d.em(), ref.jobId, (job) => (owns(job, ref.runId) ? {} : null), {
+    silent: true,
+    within: async (tx) => {
+      await write(tx);
+    },
   });
   return changed;
 }
@@ -80,7 +88,7 @@ export async function completeTranscript(
       d.em(),
       input.jobId,
       (job) => {
-        if (!activeIn(job, input.runId)) {
+        if (!owns(job, input.runId)) {
           reason = job.status === TRANSCRIPTION_STATUSES.cancelled ? 'the job was cancelled' : `the job is ${job.status}`;
           return null;
         }
@@ -126,7 +134,8 @@ export async function failJob(
     d.em(),
     input.jobId,
     (job) => {
-      if (job.completedAt != null || (input.runId !== undefined && job.runId !== input.runId)) return null;
+      // Without a run (the API failing a job it could not hand a result to), any unfinished job; else its owner only.
+      if (input.runId === undefined ? job.completedAt != null : !owns(job, input.runId)) return null;
       return { status: TRANSCRIPTION_STATUSES.failed, error: input.error, completedAt: new Date() };
     },
     {

@@ -4,8 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
-import { type Config, taskQueue } from '../core/config.js';
+import type { Config } from '../core/config.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { AudioMode } from '../core/transcripts/audio.js';
@@ -14,7 +13,7 @@ import { FORMAT_CONTENT_TYPES, fileStem, TRANSCRIPT_FORMATS, type TranscriptForm
 import { Job } from '../db/entities/job.js';
 import { Transcription, TranscriptionWebhook } from '../db/entities/transcription.js';
 import type { EventHub } from '../jobs/hub.js';
-import { launchJob, SEARCH_ATTRIBUTES } from '../jobs/launch.js';
+import { launchJob, relaunchJob } from '../jobs/launch.js';
 import type { JobStore } from '../jobs/store.js';
 import {
   ASR_WEBHOOK_SIGNAL,
@@ -108,7 +107,7 @@ export class TranscriptionService {
     };
   }
 
-  /** A job, its row written before its workflow starts (the first activity reads it). */
+  /** A job and its row, written in one transaction before its workflow starts (the first activity reads it). */
   async create(input: NewTranscription): Promise<JobView> {
     const id = input.id ?? randomUUID();
     const title =
@@ -118,41 +117,38 @@ export class TranscriptionService {
         : input.sourceKind === 'recording'
           ? `Recording ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`
           : path.parse(input.upload?.clientName ?? 'upload').name || 'Upload');
-    const em = this.d.em();
-    const row = em.create(Transcription, {
-      jobId: id,
-      title: title.slice(0, 300),
-      titleFromUser: Boolean(input.title?.trim()),
-      sourceKind: input.sourceKind,
-      sourceUrl: input.sourceUrl ?? null,
-      uploadFileName: input.upload?.clientName ?? null,
-      uploadStoredName: input.upload?.storedName ?? null,
-      uploadBytes: input.upload?.bytes ?? null,
-      mode: input.mode,
-      runs: 1,
-      modelWaits: 0,
-    });
-    await em.flush();
-    try {
-      const { job } = await launchJob(
-        { em: this.d.em(), jobs: this.d.jobs, temporal: this.d.temporal, config: this.d.config },
-        {
-          id,
-          kind: TRANSCRIPTION_KIND,
-          status: TRANSCRIPTION_STATUSES.queued,
-          stage: 'queued',
-          workflowId: workflowIdFor(id),
-          workflowType: TRANSCRIPTION_WORKFLOW,
-          queue: 'transcription',
-          args: (job) => [this.workflowInput(job, row)],
-          subject: input.sourceUrl ?? row.title,
+    let row: Transcription | undefined;
+    const { job } = await launchJob(
+      { em: this.d.em(), jobs: this.d.jobs, temporal: this.d.temporal, config: this.d.config },
+      {
+        id,
+        kind: TRANSCRIPTION_KIND,
+        status: TRANSCRIPTION_STATUSES.queued,
+        stage: 'queued',
+        workflowId: workflowIdFor(id),
+        workflowType: TRANSCRIPTION_WORKFLOW,
+        queue: 'transcription',
+        args: (job) => [this.workflowInput(job, row!)],
+        subject: input.sourceUrl ?? title.slice(0, 300),
+        within: async (tx) => {
+          row = tx.create(Transcription, {
+            jobId: id,
+            title: title.slice(0, 300),
+            titleFromUser: Boolean(input.title?.trim()),
+            sourceKind: input.sourceKind,
+            sourceUrl: input.sourceUrl ?? null,
+            uploadFileName: input.upload?.clientName ?? null,
+            uploadStoredName: input.upload?.storedName ?? null,
+            uploadBytes: input.upload?.bytes ?? null,
+            mode: input.mode,
+            runs: 1,
+            modelWaits: 0,
+          });
+          await tx.flush();
         },
-      );
-      return jobView(job, row);
-    } catch (err) {
-      await this.d.em().nativeDelete(Transcription, { jobId: id }).catch(() => undefined);
-      throw err;
-    }
+      },
+    );
+    return jobView(job, row!);
   }
 
   private async load(id: string): Promise<{ job: Job; row: Transcription }> {
@@ -223,72 +219,50 @@ export class TranscriptionService {
 
   /**
    * Runs a failed or cancelled job again, same id: URL jobs download again, upload jobs read their persisted file.
-   * Done or pending (or processing): 409. A new run replaces whatever is left of the old one.
+   * Done or pending (or processing): 409. A new run replaces whatever is left of the old one (jobs/launch.ts,
+   * relaunchJob).
    */
   async retry(id: string): Promise<JobView> {
     const { job, row } = await this.load(id);
     const retryable: string[] = [TRANSCRIPTION_STATUSES.failed, TRANSCRIPTION_STATUSES.cancelled];
-    if (!retryable.includes(job.status)) {
-      throw new ConflictError(`Job ${id} is ${job.status}; only failed or cancelled jobs can be retried`, 'JOB_NOT_RETRYABLE');
-    }
+    const refuse = (status: string) => new ConflictError(`Job ${id} is ${status}; only failed or cancelled jobs can be retried`, 'JOB_NOT_RETRYABLE');
+    if (!retryable.includes(job.status)) throw refuse(job.status);
     if (row.sourceKind !== 'url') {
       const file = path.join(uploadDir(this.d.config.dataDir, id), row.uploadStoredName ?? '');
       if (!row.uploadStoredName || !(await fs.stat(file).catch(() => undefined))?.isFile()) {
         throw new ConflictError(`The uploaded file of job ${id} is no longer there; upload it again as a new job`, 'UPLOAD_MISSING');
       }
     }
-    const { job: revived, changed } = await this.d.jobs.update(
-      this.d.em(),
-      id,
-      (j) =>
-        retryable.includes(j.status)
-          ? { status: TRANSCRIPTION_STATUSES.queued, progress: 0, stage: 'queued', stageDetail: null, error: null, startedAt: null, completedAt: null }
-          : null,
-      {
-        within: async (tx) => {
-          await tx.nativeUpdate(
-            Transcription,
-            { jobId: id },
-            {
-              runs: row.runs + 1,
-              asrJobId: null,
-              callbackTokenHash: null,
-              submittedAt: null,
-              modelWaits: 0,
-              appliedMode: null,
-              modeReason: null,
-              transcriptSource: null,
-              segmentsJson: null,
-              segmentCount: null,
-              outputDir: null,
-            },
-          );
-        },
+    const { job: revived, changed } = await relaunchJob({ em: this.d.em(), jobs: this.d.jobs, temporal: this.d.temporal, config: this.d.config }, id, {
+      retryable: (j) => retryable.includes(j.status),
+      stage: 'queued',
+      within: async (tx) => {
+        await tx.nativeUpdate(
+          Transcription,
+          { jobId: id },
+          {
+            runs: row.runs + 1,
+            asrJobId: null,
+            callbackTokenHash: null,
+            submittedAt: null,
+            modelWaits: 0,
+            appliedMode: null,
+            modeReason: null,
+            transcriptSource: null,
+            segmentsJson: null,
+            segmentCount: null,
+            outputDir: null,
+          },
+        );
       },
-    );
-    if (!changed) throw new ConflictError(`Job ${id} is ${revived.status}; only failed or cancelled jobs can be retried`, 'JOB_NOT_RETRYABLE');
-    const fresh = await this.d.em().findOneOrFail(Transcription, { jobId: id });
-    try {
-      await this.d.temporal.workflow.start(TRANSCRIPTION_WORKFLOW, {
-        taskQueue: taskQueue(this.d.config, 'transcription'),
-        workflowId: revived.workflowId,
-        args: [this.workflowInput(revived, fresh)],
-        workflowIdConflictPolicy: 'TERMINATE_EXISTING',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: SEARCH_ATTRIBUTES.jobId, value: id },
-          { key: SEARCH_ATTRIBUTES.kind, value: TRANSCRIPTION_KIND },
-          { key: SEARCH_ATTRIBUTES.subject, value: (fresh.sourceUrl ?? fresh.title).slice(0, 1000) },
-        ]),
-        memo: { jobId: id, kind: TRANSCRIPTION_KIND, subject: fresh.sourceUrl ?? fresh.title, run: fresh.runs },
-      });
-    } catch (err) {
-      const { job: failed } = await this.d.jobs.update(this.d.em(), id, (j) =>
-        j.completedAt ? null : { status: TRANSCRIPTION_STATUSES.failed, error: `Could not start the workflow: ${(err as Error).message}`, completedAt: new Date() },
-      );
-      return jobView(failed, fresh);
-    }
-    return jobView(revived, fresh);
+      workflowType: TRANSCRIPTION_WORKFLOW,
+      queue: 'transcription',
+      args: (j) => [this.workflowInput(j, row)],
+      subject: row.sourceUrl ?? row.title,
+      memo: { run: row.runs + 1 },
+    });
+    if (!changed) throw refuse(revived.status);
+    return jobView(revived, await this.d.em().findOneOrFail(Transcription, { jobId: id }));
   }
 
   /**

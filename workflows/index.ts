@@ -1,4 +1,4 @@
-/** Every workflow type; the workers bundle this file. Keep it free of side-effecting imports (engineering note 1). */
+/** Every workflow type; the workers bundle this file. Keep it free of side-effecting imports (docs/jobs.md, "Workflow code"). */
 export { pingWorkflow } from './health.js';
 export { slotsWorkflow } from './slots.js';
 export { indexLibraryWorkflow } from './indexing.js';

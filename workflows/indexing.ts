@@ -1,10 +1,11 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { workflowInfo } from '@temporalio/workflow';
 import type { IndexingActivities } from '../activities/indexing.js';
 import type { IndexInput } from '../docindex/pipeline.js';
+import { proxyJobActivities } from './activities.js';
 import { runJob } from './job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
 
-const { replaceSnippets, updateStatistics } = proxyActivities<IndexingActivities>({
+const { replaceSnippets, updateStatistics } = proxyJobActivities<IndexingActivities>({
   startToCloseTimeout: '15 minutes',
   retry: JOB_ACTIVITY_RETRY,
 });
@@ -16,19 +17,21 @@ const { replaceSnippets, updateStatistics } = proxyActivities<IndexingActivities
  */
 export async function indexLibraryWorkflow(input: IndexInput) {
   // A killed worker's attempt is retried on another worker once its heartbeats stop.
-  const { crawlAndParse, embedSnippets } = proxyActivities<IndexingActivities>({
+  const { crawlAndParse, embedSnippets } = proxyJobActivities<IndexingActivities>({
     startToCloseTimeout: '2 hours',
     heartbeatTimeout: input.heartbeatTimeoutMs,
     retry: externalCallRetry(3),
   });
+  // Every step names this run: only the job's owner writes to it (jobs/ownership.ts).
+  const step = { ...input, runId: workflowInfo().runId };
   return runJob(
     input.jobId,
     async () => {
       // Each stage reports its own progress (stage, percentage, files) as it goes.
-      const crawl = await crawlAndParse(input); // crawling, parsing
-      const written = await replaceSnippets(input, crawl); // writing: one transaction
-      const embedded = await embedSnippets(input); // embedding
-      const stats = await updateStatistics(input, crawl); // statistics
+      const crawl = await crawlAndParse(step); // crawling, parsing
+      const written = await replaceSnippets(step, crawl); // writing: one transaction
+      const embedded = await embedSnippets(step); // embedding
+      const stats = await updateStatistics(step, crawl); // statistics
       return { ...crawl, ...written, ...embedded, ...stats };
     },
     { slot: 'indexing' },

@@ -1,15 +1,11 @@
-import {
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  proxyActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { JobActivities } from '../activities/jobs.js';
+import { isJobStopped } from '../jobs/contract.js';
+import { proxyJobActivities } from './activities.js';
 import { JOB_ACTIVITY_RETRY } from './retry-policy.js';
 import { withSlot } from './slots.js';
 
-const jobs = proxyActivities<JobActivities>({
+const jobs = proxyJobActivities<JobActivities>({
   startToCloseTimeout: '30 seconds',
   retry: JOB_ACTIVITY_RETRY,
 });
@@ -22,7 +18,8 @@ const jobs = proxyActivities<JobActivities>({
  *
  * `recorded` says the pipeline has already written the job's ending itself (with its results, or a status of its
  * own such as the recipe queue's `unhealthy`, inside its slot): then nothing more is written, so nothing writes to
- * a job after it looks finished, when a retry may already have put it back in the queue.
+ * a job after it looks finished, when a retry may already have put it back in the queue. A run that no longer owns
+ * its job (JOB_STOPPED, jobs/ownership.ts) writes nothing either: the failure ends the run as it is.
  */
 export async function runJob<T>(
   jobId: string,
@@ -39,6 +36,7 @@ export async function runJob<T>(
     if (!opts.recorded?.()) await jobs.finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });
     return result;
   } catch (err) {
+    if (isJobStopped(err)) throw err;
     const cancelled = isCancellation(err);
     if (!opts.recorded?.()) {
       await CancellationScope.nonCancellable(() =>
@@ -51,7 +49,7 @@ export async function runJob<T>(
       );
     }
     if (cancelled || err instanceof ApplicationFailure) throw err;
-    // Anything else would fail the workflow task and retry it forever (engineering note 2).
+    // Anything else would fail the workflow task and retry it forever (docs/jobs.md, "Workflow code").
     throw ApplicationFailure.nonRetryable(failureMessage(err), 'JobFailed');
   }
 }

@@ -3,21 +3,16 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PushActivities } from '../activities/push.js';
 import type { RecipeActivities } from '../activities/recipes.js';
+import { isJobStopped } from '../jobs/contract.js';
 import type { PushPayload } from '../push/service.js';
-import { ATTEMPT_GRACE_MS, JOB_STOPPED, type RecipeInput, type RecipeOutcome, type StepInput } from '../recipes/contract.js';
+import { ATTEMPT_GRACE_MS, type RecipeInput, type RecipeOutcome, type StepInput } from '../recipes/contract.js';
+import { proxyJobActivities } from './activities.js';
 import { failureMessage, runJob } from './job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
-
-const failureType = (err: unknown): string | undefined => {
-  let e: unknown = err;
-  while (e instanceof ActivityFailure) e = e.cause;
-  return e instanceof ApplicationFailure ? (e.type ?? undefined) : undefined;
-};
 
 /**
  * One recipe queue item, one run (README, "Recipe queue"): a slot of the `recipes` pool (QUEUE_CONCURRENCY; none
@@ -28,12 +23,12 @@ const failureType = (err: unknown): string | undefined => {
  */
 export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome> {
   const { itemId, limits } = input;
-  const phases = proxyActivities<RecipeActivities>({
+  const phases = proxyJobActivities<RecipeActivities>({
     startToCloseTimeout: limits.timeoutMs + ATTEMPT_GRACE_MS,
     retry: externalCallRetry(limits.retryAttempts, { initialIntervalMs: limits.retryBackoffMs }),
   });
-  const book = proxyActivities<RecipeActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
-  const push = proxyActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) });
+  const book = proxyJobActivities<RecipeActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
+  const push = proxyJobActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) });
 
   const step = (): StepInput => ({ itemId, runId: workflowInfo().runId, timeoutMs: limits.timeoutMs });
   let notice: PushPayload | null = null;
@@ -50,7 +45,7 @@ export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome>
       return { status: 'success', recipeManagerUrl: uploaded.recipeManagerUrl };
     } catch (err) {
       if (isCancellation(err)) throw err;
-      if (failureType(err) === JOB_STOPPED) {
+      if (isJobStopped(err)) {
         recorded = true;
         return { status: 'stopped' };
       }
@@ -70,7 +65,7 @@ export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome>
     return await runJob(itemId, pipeline, { slot: 'recipes', recorded: () => recorded });
   } finally {
     await CancellationScope.nonCancellable(async () => {
-      await book.recipeCleanup({ itemId }).catch(() => undefined);
+      await book.recipeCleanup({ itemId, runId: workflowInfo().runId }).catch(() => undefined);
       const payload = notice;
       // The item has ended whatever happens to the notification.
       if (payload) await push.sendPushNotification({ payload }).catch(() => undefined);

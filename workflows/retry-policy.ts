@@ -1,7 +1,7 @@
 import type { RetryPolicy } from '@temporalio/common';
 
 /**
- * The one retry policy family. Activity retries are unlimited by default (engineering note 3), so every proxy
+ * The one retry policy family. Activity retries are unlimited by default (docs/jobs.md, "Activities"), so every proxy
  * names one of these.
  */
 
@@ -15,7 +15,7 @@ export const JOB_ACTIVITY_RETRY: RetryPolicy = {
 
 /**
  * Calls to third-party services (git hosts, ASR, LLM, recipe managers): longer backoff, bounded attempts. The first
- * backoff (1 s by default, doubling up to a minute) is an input where a setting chooses it (engineering note 10).
+ * backoff (1 s by default, doubling up to a minute) is an input where a setting chooses it (docs/jobs.md, "Workflow code").
  */
 export function externalCallRetry(maximumAttempts: number, opts: { initialIntervalMs?: number } = {}): RetryPolicy {
   const initial = opts.initialIntervalMs ?? 1000;

@@ -1,37 +1,28 @@
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
   defineSignal,
   isCancellation,
-  proxyActivities,
-  proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PushActivities } from '../activities/push.js';
 import type { RunRef, StageNote, TranscriptionActivities } from '../activities/transcription.js';
+import { failureType, isJobStopped } from '../jobs/contract.js';
 import {
   ASR_WEBHOOK_SIGNAL,
-  JOB_STOPPED,
   type TranscriptionInput,
   type TranscriptionResult,
   type WebhookNotice,
 } from '../transcription/contract.js';
+import { proxyJobActivities, proxyLocalJobActivities } from './activities.js';
 import { failureMessage, runJob } from './job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
 
 /** The API signals each authenticated webhook call; the payload waits in PostgreSQL under `deliveryId`. */
 export const asrWebhookSignal = defineSignal<[WebhookNotice]>(ASR_WEBHOOK_SIGNAL);
-
-const failureType = (err: unknown): string | undefined => {
-  let e: unknown = err;
-  while (e instanceof ActivityFailure) e = e.cause;
-  return e instanceof ApplicationFailure ? e.type ?? undefined : undefined;
-};
-const isStopped = (err: unknown) => failureType(err) === JOB_STOPPED;
 
 /**
  * One transcription job, start to end (README, "Transcription"):
@@ -47,18 +38,18 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
     notices.push(notice);
   });
 
-  const book = proxyActivities<TranscriptionActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
-  const media = proxyActivities<TranscriptionActivities>({
+  const book = proxyJobActivities<TranscriptionActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
+  const media = proxyJobActivities<TranscriptionActivities>({
     startToCloseTimeout: limits.mediaTimeoutMs,
     heartbeatTimeout: limits.heartbeatTimeoutMs,
     retry: externalCallRetry(3),
   });
-  const backend = proxyActivities<TranscriptionActivities>({
+  const backend = proxyJobActivities<TranscriptionActivities>({
     startToCloseTimeout: limits.mediaTimeoutMs,
     heartbeatTimeout: limits.heartbeatTimeoutMs,
     retry: externalCallRetry(5),
   });
-  const modelWait = proxyActivities<TranscriptionActivities>({
+  const modelWait = proxyJobActivities<TranscriptionActivities>({
     startToCloseTimeout: limits.modelWaitMaxMs + 30_000,
     heartbeatTimeout: limits.heartbeatTimeoutMs,
     retry: externalCallRetry(3),
@@ -66,11 +57,11 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
   // Writing the transcript: a few quick tries; what still fails then is a processing error (the job fails). A
   // local activity: it runs on the worker that took the signal, with no task-queue round trip, so a result is
   // stored as soon as it arrives even when the queue is busy with other jobs' downloads and conversions.
-  const finalize = proxyLocalActivities<TranscriptionActivities>({
+  const finalize = proxyLocalJobActivities<TranscriptionActivities>({
     startToCloseTimeout: '5 minutes',
     retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['PermanentError'] },
   });
-  const push = proxyActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) });
+  const push = proxyJobActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) });
 
   const ref: RunRef = { jobId, runId: workflowInfo().runId };
   // Each step reports its own stage (progress and a `status` event) when it starts: no extra activity per stage.
@@ -100,7 +91,7 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
         captions = await media.transcriptionCaptions({ ...ref, note: stage(5, 'captions', 'Looking for captions') });
       } catch (err) {
         // A URL no extractor takes fails the job now; a failure only to get captions falls through to the audio.
-        if (isCancellation(err) || isStopped(err) || failureType(err) === 'PermanentError') throw err;
+        if (isCancellation(err) || isJobStopped(err) || failureType(err) === 'PermanentError') throw err;
         captions = { result: 'none', reason: failureMessage(err) };
       }
       if (captions.result === 'done') {
@@ -188,7 +179,7 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
     try {
       return await pipeline();
     } catch (err) {
-      if (isStopped(err)) return { outcome: 'stopped' };
+      if (isJobStopped(err)) return { outcome: 'stopped' };
       if (isCancellation(err) && asrJobId) {
         const id = asrJobId;
         await CancellationScope.nonCancellable(() => book.transcriptionCancelBackend({ jobId, asrJobId: id }));
@@ -200,7 +191,7 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
         if (notices.length) {
           await book.transcriptionIgnoreWebhooks({ deliveryIds: notices.splice(0).map((n) => n.deliveryId), reason: 'the job already ended' });
         }
-        await book.transcriptionCleanup({ jobId });
+        await book.transcriptionCleanup({ jobId, runId: ref.runId });
       });
     }
   });

@@ -8,7 +8,7 @@ import type { RouteFactory } from '../app.js';
 import type { RouteSpec } from '../routes.js';
 
 /**
- * Context retrieval (spec 1): GET /api/v1/context, the Context7-compatible library search (v1 and v2) and v2
+ * Context retrieval (README, "Search and context"): GET /api/v1/context, the Context7-compatible library search (v1 and v2) and v2
  * context, and the MCP server over streamable HTTP at /mcp. Registered before the library routes, so
  * /api/v1/libs/search is not taken for a library id.
  */
@@ -67,7 +67,7 @@ export const contextRoutes: RouteFactory = (deps) => {
       path: '/api/v1/context',
       summary: 'Documentation snippets of a library (or a version) for a query',
       description:
-        'Spec 1 "Context retrieval". Checks in order: libraryId, query, libraryId parse (400 MISSING_PARAMETER), library (404 LIBRARY_NOT_FOUND), ' +
+        'Checks in order: libraryId, query, libraryId parse (400 MISSING_PARAMETER), library (404 LIBRARY_NOT_FOUND), ' +
         'state (503 INDEXING_IN_PROGRESS), version: exact tag, then a commit-hash prefix of 7+ characters (404 VERSION_NOT_FOUND). ' +
         'Up to 50 results; the token budget applies with type=txt or a tokens parameter (the first snippet is always kept).',
       tags,

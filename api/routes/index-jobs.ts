@@ -6,7 +6,7 @@ import { apiSchemas } from '../../schemas/index.js';
 import type { AppDeps, RouteFactory } from '../app.js';
 import { streamEvents } from '../sse.js';
 
-/** Spec 1 sends every broadcast as an unnamed message `{jobId, repositoryId, versionId, event, data}`. */
+/** Every broadcast is an unnamed message `{jobId, repositoryId, versionId, event, data}`. */
 function broadcast(e: StoredEvent) {
   const { jobId, repositoryId, versionId, ...data } = e.data;
   return { data: { jobId, repositoryId, versionId, event: e.event, data } };

@@ -12,7 +12,7 @@ export const Job = defineEntity({
     id: p.string().primary(),
     kind: p.string(),
     workflowId: p.string(),
-    /** The workflow run that last wrote this job: a newer run (an operator's reset) may revive a finished job. */
+    /** The workflow run that owns this job, the only one that writes to it (jobs/ownership.ts); null while none does. */
     runId: p.string().nullable(),
     status: p.string(),
     progress: p.integer().default(0),
@@ -44,7 +44,7 @@ export const Job = defineEntity({
     },
   ],
   uniques: [
-    // One unfinished job per key: the database backs up Temporal's workflow-id dedupe (engineering note 7).
+    // One unfinished job per key: the database backs up Temporal's workflow-id dedupe (docs/jobs.md, "Launching and retrying").
     {
       name: 'job_active_key_unique',
       expression:

@@ -24,7 +24,7 @@ export class Migration20261121000000_jobs extends Migration {
       );`);
     this.addSql(`create index "job_kind_status_index" on "job" ("kind", "status");`);
     this.addSql(`create index "job_workflow_id_index" on "job" ("workflow_id");`);
-    // One unfinished job per key: the database backs up Temporal's workflow-id dedupe (engineering note 7).
+    // One unfinished job per key: the database backs up Temporal's workflow-id dedupe (docs/jobs.md, "Launching and retrying").
     this.addSql(`create unique index "job_active_key_unique" on "job" ("active_key") where "completed_at" is null;`);
     // The reconciler scans unfinished jobs only.
     this.addSql(`create index "job_unfinished_index" on "job" ("created_at") where "completed_at" is null;`);

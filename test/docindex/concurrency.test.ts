@@ -1,17 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskQueue } from '../../core/config.js';
 import { slotsState } from '../../jobs/slots.js';
 import { releaseHolderSignal } from '../fixtures/workflows.js';
 import { type GitHost, startGitHost, TestRepo } from '../support/git.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { startWorkerProcess } from '../support/worker-process.js';
 import { api, enc, waitForJob, waitForStatus } from './helpers.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const ENV = { CPU_COUNT: '4', INDEXING_HEARTBEAT_TIMEOUT_MS: '3000' };
 let stack: TestStack;
 let tmp: string;
@@ -114,18 +113,7 @@ describe('a worker killed mid-job', () => {
     host = await startGitHost(path.join(tmp, 'host'), 'token-for-kill-test');
     // An API process with no workers, and a worker process for the indexing queue beside it.
     apiOnly = await startTestStack({ env: ENV, queues: [] });
-    let out = '';
-    worker = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts', '--queues', 'indexing'], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: apiOnly.databaseUrl, TEMPORAL_ADDRESS: apiOnly.config.temporalAddress, TASK_QUEUE_PREFIX: apiOnly.config.taskQueuePrefix, DATA_DIR: apiOnly.dataDir, OUTBOUND_ALLOW: '127.0.0.1', LOG_LEVEL: 'info', ...ENV },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    worker.stdout!.on('data', (b) => (out += b));
-    worker.stderr!.on('data', (b) => (out += b));
-    while (!out.includes('workers polling')) {
-      if (worker.exitCode !== null) throw new Error(out);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    worker = await startWorkerProcess(apiOnly, ['indexing'], ENV);
 
     const added = await api(apiOnly, 'POST', '/api/v1/libs', { source: 'git-host', sourceUrl: `${host.url}/acme/remote-lib.git`, gitHostToken: 'token-for-kill-test', autoIndex: false });
     expect(added.status, JSON.stringify(added.body)).toBe(201);

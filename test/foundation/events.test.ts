@@ -79,6 +79,55 @@ describe('the event hub', () => {
     await hub.close();
   });
 
+  it('delivers an event committed while a new subscription reads its cursor (its NOTIFY came before the stream was known)', async () => {
+    // The cursor query returns, then waits at a gate; meanwhile an event commits and its NOTIFY arrives.
+    let gate: () => void = () => undefined;
+    const gated = new Promise<void>((r) => (gate = r));
+    let hold = true;
+    const fork = () => {
+      const em = stack.orm.em.fork();
+      const execute = em.execute.bind(em) as (...a: unknown[]) => Promise<unknown>;
+      return Object.assign(em, {
+        execute: async (...a: unknown[]) => {
+          const rows = await execute(...a);
+          if (hold && String(a[0]).includes('select last_seq from event_stream')) {
+            hold = false;
+            await gated;
+          }
+          return rows;
+        },
+      }) as typeof em;
+    };
+    const hub = new EventHub(stack.databaseUrl, fork, createLogger('silent'), 0);
+    await hub.start();
+    const got: number[] = [];
+    const subscribing = hub.subscribe('s:race', (e) => got.push(e.seq));
+    await waitFor(() => !hold);
+    await append(['s:race'], 1);
+    await new Promise((r) => setTimeout(r, 300)); // the NOTIFY has come and gone
+    gate();
+    const sub = await subscribing;
+    expect(sub.cursor).toBe(0);
+    await waitFor(() => got.length === 1);
+    expect(got).toEqual([1]);
+    sub.close();
+    await hub.close();
+  });
+
+  it('finds events whose NOTIFY never came by polling the streams it serves', async () => {
+    const hub = new EventHub(stack.databaseUrl, () => stack.orm.em.fork(), createLogger('silent'), 200);
+    await hub.start();
+    const got: number[] = [];
+    const sub = await hub.subscribe('s:silent', (e) => got.push(e.seq));
+    // Committed behind the hub's back: the rows are there, no NOTIFY was sent.
+    await stack.orm.em.fork().execute(`insert into event_stream (name, last_seq) values ('s:silent', 1)`);
+    await stack.orm.em.fork().execute(`insert into job_event (stream, seq, event, data) values ('s:silent', 1, 'tick', '{}')`);
+    await waitFor(() => got.length === 1);
+    expect(got).toEqual([1]);
+    sub.close();
+    await hub.close();
+  });
+
   it('ends open subscriptions when it closes', async () => {
     const hub = new EventHub(stack.databaseUrl, () => stack.orm.em.fork(), createLogger('silent'));
     await hub.start();

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job } from '../../db/entities/job.js';
 import { readEvents } from '../../jobs/events.js';
+import { relaunchJob } from '../../jobs/launch.js';
 import { advanceSignal } from '../fixtures/workflows.js';
 import { launchProbe, probeKind } from '../support/probe.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
@@ -104,6 +105,55 @@ describe('a job follows its workflow when an operator acts in the Temporal UI', 
     expect(third.created).toBe(true);
     expect(third.job.id).not.toBe(first.job.id);
     await stack.temporal.workflow.getHandle(third.job.workflowId).terminate('cleanup');
+  });
+});
+
+describe('a retry racing the reconciler', () => {
+  it('leaves a job a retry has just queued again alone while its new run is being started', async () => {
+    const { job } = await launchProbe(stack, 1);
+    await stack.temporal.workflow.getHandle(job.workflowId).signal(advanceSignal, 1);
+    const done = await until(() => reload(job.id), (j) => j.status === 'done');
+    await stack.temporal.workflow.getHandle(job.workflowId).result(); // the previous run has closed
+
+    // The new run's start is held back, so the reconciler looks in between.
+    let release: () => void = () => undefined;
+    let reached: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const atGate = new Promise<void>((r) => (reached = r));
+    const workflow = Object.create(stack.temporal.workflow) as typeof stack.temporal.workflow;
+    workflow.start = (async (...a: Parameters<typeof workflow.start>) => {
+      reached();
+      await gate;
+      return stack.temporal.workflow.start(...a);
+    }) as typeof workflow.start;
+    const temporal = Object.assign(Object.create(stack.temporal) as typeof stack.temporal, { workflow });
+    const relaunch = relaunchJob({ em: stack.orm.em.fork(), jobs: stack.jobs, temporal, config: stack.config }, job.id, {
+      retryable: (j) => j.status === 'done',
+      workflowType: 'probeJobWorkflow',
+      queue: 'indexing',
+      args: (j) => [j.id, 1],
+      subject: job.workflowId,
+    });
+    await atGate;
+    // Queued again, owned by no run yet: nothing the previous run does can write to it.
+    expect(await reload(job.id)).toMatchObject({ status: 'queued', runId: null, completedAt: null });
+    await stack.reconciler!.runOnce();
+    expect((await reload(job.id)).status).toBe('queued');
+
+    release();
+    const { job: requeued, changed } = await relaunch;
+    expect(changed).toBe(true);
+    expect(requeued.runId).toBeTruthy();
+    expect(requeued.runId).not.toBe(done.runId);
+    await until(() => reload(job.id), (j) => j.status === 'running');
+    await stack.reconciler!.runOnce();
+    expect((await reload(job.id)).status).toBe('running');
+    await stack.temporal.workflow.getHandle(job.workflowId).signal(advanceSignal, 1);
+    const again = await until(() => reload(job.id), (j) => j.completedAt != null);
+    expect(again).toMatchObject({ status: 'done', error: null, runId: requeued.runId });
+    // No false ending between the two runs: the stream says done, queued, running, done.
+    const statuses = (await readEvents(stack.orm.em.fork(), `job:${job.id}`, 0)).filter((e) => e.event === 'status').map((e) => e.data.status);
+    expect(statuses.slice(statuses.lastIndexOf('queued') - 1)).toEqual(['done', 'queued', 'running', 'done']);
   });
 });
 

@@ -1,40 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TASK_QUEUE_NAMES } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { parseQueues } from '../../runtime/main.js';
 import { json } from '../support/http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
+import { startWorkerProcess } from '../support/worker-process.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 let api: TestStack;
 let worker: ChildProcess;
-let output = '';
 
 beforeAll(async () => {
   // An API process with no workers of its own...
   api = await startTestStack({ queues: [], healthProbeTimeoutMs: 2000 });
   // ...and `npm run worker -- --queues indexing` beside it, attached to the same Temporal and PostgreSQL.
-  worker = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts', '--queues', 'indexing'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: api.databaseUrl,
-      TEMPORAL_ADDRESS: api.config.temporalAddress,
-      TASK_QUEUE_PREFIX: api.config.taskQueuePrefix,
-      DATA_DIR: api.dataDir,
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  worker.stdout!.on('data', (b) => (output += b));
-  worker.stderr!.on('data', (b) => (output += b));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('workers polling')) {
-    if (Date.now() > deadline || worker.exitCode !== null) throw new Error(`worker did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  worker = await startWorkerProcess(api, ['indexing']);
 });
 afterAll(async () => {
   if (worker && worker.exitCode === null) worker.kill('SIGKILL');

@@ -9,7 +9,8 @@
  *   json_schema support. It counts requests in flight (concurrency) and notices callers that hang up.
  * - FakeRecipeManager: Mealie (`POST /api/recipes/create/html-or-json` -> 201 "slug") or Tandoor
  *   (`POST /api/recipe/` -> 201 {id}), bearer-token checked (401), scripted failures such as Mealie's 400
- *   BAD_RECIPE_DATA, and the picture uploads.
+ *   BAD_RECIPE_DATA, the picture uploads, searching recipes by name and reading one (Mealie's `orgURL`,
+ *   Tandoor's `source_url`), and creates that are stored but answered late (`answerCreatesAfterMs`).
  * - fakeYtDlp: a stand-in `yt-dlp` executable (YTDLP_PATH) that answers `-J` for the URLs a test registers, as a
  *   site extractor (Instagram, TikTok) would, and "Unsupported URL" for the rest.
  */
@@ -281,6 +282,8 @@ export class FakeRecipeManager {
   readonly pictures: { id: string; contentType: string; bytes: number; hasImageField: boolean }[] = [];
   /** Answers for the next create requests, in order; then 201. */
   readonly script: ManagerAnswer[] = [];
+  /** A create is stored at once but answered this much later (a manager slow to answer, a caller that dies). */
+  answerCreatesAfterMs = 0;
   private nextId = 1;
   private server: http.Server | undefined;
 
@@ -298,6 +301,11 @@ export class FakeRecipeManager {
     this.createRequests.length = 0;
     this.pictures.length = 0;
     this.script.length = 0;
+    this.answerCreatesAfterMs = 0;
+  }
+
+  private find(id: string): CreatedRecipe | undefined {
+    return this.created.find((c) => c.id === id);
   }
 
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -326,12 +334,30 @@ export class FakeRecipeManager {
         const taken = this.created.filter((c) => c.id === slug || c.id.startsWith(`${slug}-`)).length;
         if (taken) slug = `${slug}-${taken}`;
         this.created.push({ id: slug, recipe, raw });
+        if (this.answerCreatesAfterMs) await sleep(this.answerCreatesAfterMs);
         return send(201, slug);
       }
       if (!raw.name || !Array.isArray(raw.steps)) return send(400, { name: ['This field is required.'] });
       const id = String(this.nextId++);
       this.created.push({ id, recipe: raw, raw });
+      if (this.answerCreatesAfterMs) await sleep(this.answerCreatesAfterMs);
       return send(201, { id: Number(id), ...raw });
+    }
+    if (req.method === 'GET') {
+      if (!authorized) return send(401, { detail: 'Not authenticated' });
+      const u = new URL(p, 'http://x');
+      const term = (u.searchParams.get(this.kind === 'mealie' ? 'search' : 'query') ?? '').toLowerCase();
+      const matches = this.created.filter((c) => String(c.recipe.name ?? '').toLowerCase().includes(term));
+      if (this.kind === 'mealie' && u.pathname === '/api/recipes') {
+        return send(200, { page: 1, perPage: 50, total: matches.length, items: matches.map((c) => ({ slug: c.id, name: c.recipe.name })) });
+      }
+      if (this.kind === 'tandoor' && u.pathname === '/api/recipe/') {
+        return send(200, { count: matches.length, results: matches.map((c) => ({ id: Number(c.id), name: c.recipe.name })) });
+      }
+      const one = this.kind === 'mealie' ? /^\/api\/recipes\/([^/]+)$/.exec(u.pathname) : /^\/api\/recipe\/([^/]+)\/$/.exec(u.pathname);
+      const c = one && this.find(decodeURIComponent(one[1]!));
+      if (c && this.kind === 'mealie') return send(200, { slug: c.id, name: c.recipe.name, orgURL: c.recipe.url ?? null });
+      if (c) return send(200, { id: Number(c.id), name: c.recipe.name, source_url: c.recipe.source_url ?? '' });
     }
     const image = this.kind === 'mealie' ? /^\/api\/recipes\/([^/]+)\/image$/.exec(p) : /^\/api\/recipe\/([^/]+)\/image\/$/.exec(p);
     if (req.method === 'PUT' && image) {

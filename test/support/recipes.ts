@@ -1,3 +1,4 @@
+import type { QueueName } from '../../core/config.js';
 import { json, type Json } from './http.js';
 import { FakePushService } from './push-service.js';
 import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from './recipe-fakes.js';
@@ -19,7 +20,7 @@ export interface RecipeHarness {
 export const LLM_KEY = 'sk-test-llm-key-0123456789';
 
 export async function startRecipeHarness(
-  o: { env?: Record<string, string>; manager?: 'mealie' | 'tandoor'; realYtDlp?: boolean; queues?: 'recipes'[] } = {},
+  o: { env?: Record<string, string>; manager?: 'mealie' | 'tandoor'; realYtDlp?: boolean; queues?: QueueName[] } = {},
 ): Promise<RecipeHarness> {
   const [site, llm, manager, push, ytdlp] = await Promise.all([
     FakeSocialSite.start(),

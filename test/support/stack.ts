@@ -19,6 +19,15 @@ export interface TestStack extends Stack {
   dataDir: string;
 }
 
+/** What every test process is allowed, whether in-process (startTestStack) or its own (startWorkerProcess). */
+export const TEST_ENV = {
+  // Test fixtures (local repositories) are made under the system's temporary folder.
+  LOCAL_SOURCE_ROOTS: os.tmpdir(),
+  // The fakes of third parties (post pages, git hosts, push services) listen on 127.0.0.1; the guard is strict
+  // about everything else, and test/security/ starts stacks that allow less.
+  OUTBOUND_ALLOW: '127.0.0.1',
+};
+
 /**
  * The API and workers of one test file, in-process, against the run's shared servers: a database of its own and
  * task queues of its own (a prefix), so files never see each other's jobs.
@@ -48,11 +57,7 @@ export async function startTestStack(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     RECONCILE_INTERVAL_MS: '3600000', // tests call reconciler.runOnce() themselves
     SSE_HEARTBEAT_MS: '500',
-    // Test fixtures (local repositories) are made under the system's temporary folder.
-    LOCAL_SOURCE_ROOTS: os.tmpdir(),
-    // The fakes of third parties (post pages, git hosts, push services) listen on 127.0.0.1; the guard is strict
-    // about everything else, and test/security/ starts stacks that allow less.
-    OUTBOUND_ALLOW: '127.0.0.1',
+    ...TEST_ENV,
     ...o.env,
   });
   const stack = await startStack({

@@ -1,15 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptionWebhook } from '../../db/entities/transcription.js';
 import { json } from '../support/http.js';
 import { getJob, smallWav, startTranscriptionHarness, type TranscriptionHarness, uploadJob, waitForJob } from '../support/transcription.js';
+import { killWorker, startWorkerProcess } from '../support/worker-process.js';
 
 /**
  * Durability: the API runs here without workers; transcription workers are separate `npm run worker` processes
  * that the test kills with SIGKILL mid-job. A new worker picks the job up where it was.
  */
-const root = fileURLToPath(new URL('../..', import.meta.url));
 let h: TranscriptionHarness;
 const workers: ChildProcess[] = [];
 
@@ -20,45 +19,16 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+  await Promise.all(workers.map(killWorker));
   await h?.stop();
 });
 
-async function startWorker(): Promise<ChildProcess> {
-  const c = h.stack.config;
-  const worker = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts', '--queues', 'transcription'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: h.stack.databaseUrl,
-      TEMPORAL_ADDRESS: c.temporalAddress,
-      TASK_QUEUE_PREFIX: c.taskQueuePrefix,
-      DATA_DIR: h.stack.dataDir,
-      PUBLIC_BASE_URL: c.publicBaseUrl,
-      ASR_BASE_URL: h.asr.url,
-      PUSH_CA_FILE: h.push.caFile,
-      OUTBOUND_ALLOW: '127.0.0.1',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+const startWorker = async () => {
+  const worker = await startWorkerProcess(h.stack, ['transcription'], { ASR_BASE_URL: h.asr.url, PUSH_CA_FILE: h.push.caFile });
   workers.push(worker);
-  let output = '';
-  worker.stdout!.on('data', (b) => (output += b));
-  worker.stderr!.on('data', (b) => (output += b));
-  const deadline = Date.now() + 60_000;
-  while (!output.includes('workers polling')) {
-    if (Date.now() > deadline || worker.exitCode !== null) throw new Error(`worker did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
   return worker;
-}
-
-function kill(worker: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-  worker.kill('SIGKILL');
-  return exited;
-}
+};
+const kill = killWorker;
 
 describe('a transcription worker killed mid-job', () => {
   let jobId = '';
@@ -74,7 +44,8 @@ describe('a transcription worker killed mid-job', () => {
     jobId = created.body.id;
   });
 
-  it('resumes a model wait on another worker when the first dies, and a webhook sent while no worker runs is kept', async () => {
+  // Three worker processes start one after another (each bundles the workflows): generous under load.
+  it('resumes a model wait on another worker when the first dies, and a webhook sent while no worker runs is kept', { timeout: 240_000 }, async () => {
     h.asr.setModel('loading');
     h.asr.retryAfterSeconds = 120;
     const a = await startWorker();
