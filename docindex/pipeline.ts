@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from '../activities/deps.js';
 import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion } from '../core/docs/config.js';
 import { parseFile, type ParsedSnippet } from '../core/docs/parse.js';
-import { selectFiles } from '../core/docs/select.js';
+import { contentExclusion, selectFiles } from '../core/docs/select.js';
 import { PermanentError } from '../core/errors.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { Job } from '../db/entities/job.js';
@@ -199,12 +199,16 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
     };
 
     // Reads and hashes overlap (I/O-bound); parsing stays in file order so the staged rows are deterministic.
+    let generated = 0;
     const read = async (rel: string) => {
       const file = path.join(root, rel);
       const st = await fs.stat(file);
       if (st.size > MAX_FILE_BYTES) return undefined;
       const bytes = await fs.readFile(file);
-      return bytes.subarray(0, 8000).includes(0) ? undefined : bytes; // binary
+      if (bytes.subarray(0, 8000).includes(0)) return undefined; // binary
+      if (!contentExclusion(rel, st.size, bytes.subarray(0, 2000).toString('utf8'), config)) return bytes;
+      generated++;
+      return null;
     };
     const files = selection.included;
     for (let start = 0; start < files.length; start += READ_AHEAD) {
@@ -214,7 +218,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
       for (const [j, rel] of chunk.entries()) {
         const bytes = contents[j];
         if (!bytes) {
-          skipped++;
+          if (bytes === undefined) skipped++;
           continue;
         }
         seen.add(rel);
@@ -240,6 +244,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
     }
     await flush();
     if (skipped) warnings.push(`${skipped} binary or oversized files skipped`);
+    if (generated) warnings.push(`${generated} generated files skipped`);
     // previousVersions registers versions, but only tags that exist: a missing one would fail every re-index.
     let previousVersions = version ? [] : config.previousVersions;
     if (previousVersions.length) {
@@ -249,9 +254,9 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexInput, ctx: 
       previousVersions = previousVersions.filter((v) => existing.has(v.tag));
     }
     const summary = [`${changed} changed, ${unchanged} unchanged, ${deleted} removed`, ...warnings].join('; ');
-    await report({ progress: 70, stageDetail: summary }, { totalFiles: totalFiles - skipped, processed: totalFiles }, true);
+    await report({ progress: 70, stageDetail: summary }, { totalFiles: totalFiles - skipped - generated, processed: totalFiles }, true);
     return {
-      totalFiles: totalFiles - skipped,
+      totalFiles: totalFiles - skipped - generated,
       changedFiles: changed,
       deletedFiles: deleted,
       unchangedFiles: unchanged,
