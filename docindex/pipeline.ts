@@ -80,7 +80,7 @@ async function loadScope(em: EntityManager, input: IndexInput) {
 }
 
 type StagePatch = { stage?: string; progress?: number; stageDetail?: string | null };
-type Counts = { totalFiles?: number; processed?: number };
+type Counts = { totalFiles?: number; processed?: number; toEmbed?: number; embedded?: number };
 
 /**
  * The one place a stage's progress is written: the job row (stage, progress, file counts) and a `progress` event,
@@ -99,6 +99,8 @@ async function setStage(deps: ActivityDeps, jobId: string, patch: StagePatch, co
           ...detail,
           ...(counts.totalFiles !== undefined && { totalFiles: counts.totalFiles }),
           ...(counts.processed !== undefined && { processedFiles: counts.processed }),
+          ...(counts.toEmbed !== undefined && { snippetsToEmbed: counts.toEmbed }),
+          ...(counts.embedded !== undefined && { embeddedSnippets: counts.embedded }),
         },
       };
     },
@@ -109,7 +111,14 @@ async function setStage(deps: ActivityDeps, jobId: string, patch: StagePatch, co
         return [
           {
             event: 'progress',
-            data: { stage: job.stage, stageDetail: job.stageDetail ?? null, progress: job.progress, totalFiles: d.totalFiles, processedFiles: d.processedFiles },
+            data: {
+              stage: job.stage,
+              stageDetail: job.stageDetail ?? null,
+              progress: job.progress,
+              totalFiles: d.totalFiles,
+              processedFiles: d.processedFiles,
+              ...(d.snippetsToEmbed !== undefined && { snippetsToEmbed: d.snippetsToEmbed, embeddedSnippets: d.embeddedSnippets ?? 0 }),
+            },
           },
         ];
       },
@@ -333,26 +342,29 @@ const EMBED_BATCH = 32;
 /**
  * Stage embed: embeds the scope's snippets that have no vector for the active profile yet (so unchanged files are
  * never embedded twice), batch by batch; each batch is written in its own statement, and a provider failure fails
- * the job. Without an active provider there is nothing to do and search stays keyword-only.
+ * the job. Progress (snippets embedded of those to embed, and the job's percentage from 80 to 95) is written after
+ * every batch, on the job and its event stream. Without an active provider there is nothing to do and search stays
+ * keyword-only.
  */
 export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: StepContext): Promise<{ embedded: number; provider: string | null }> {
   const em = deps.orm.em.fork();
   const provider = await activeEmbeddingProvider(em, deps.config);
-  await setStage(deps, input.jobId, {
-    stage: 'embedding',
-    progress: 80,
-    stageDetail: provider ? `embedding with ${provider.model}` : 'no embedding provider active: keyword search only',
-  });
-  if (!provider) return { embedded: 0, provider: null };
+  if (!provider) {
+    await setStage(deps, input.jobId, { stage: 'embedding', progress: 80, stageDetail: 'no embedding provider active: keyword search only' });
+    return { embedded: 0, provider: null };
+  }
+  const missing = `from snippet s where s.repository_id = ? and coalesce(s.version_id, '') = ?
+         and not exists (select 1 from snippet_embedding e where e.snippet_id = s.id and e.profile_id = ?)`;
+  const scope = [input.repositoryId, input.versionId ?? '', provider.profileId];
+  const [{ n: total }] = (await em.execute(`select count(*)::int as n ${missing}`, scope)) as [{ n: number }];
+  const detail = (done: number) => (total ? `${done} of ${total} snippets embedded with ${provider.model}` : `nothing to embed with ${provider.model}`);
+  await setStage(deps, input.jobId, { stage: 'embedding', progress: 80, stageDetail: detail(0) }, { toEmbed: total, embedded: 0 });
   let embedded = 0;
   for (;;) {
     ctx.signal.throwIfAborted();
     const rows: { id: string; title: string | null; breadcrumb: string | null; content: string }[] = await em.execute(
-      `select s.id, s.title, s.breadcrumb, s.content from snippet s
-       where s.repository_id = ? and coalesce(s.version_id, '') = ?
-         and not exists (select 1 from snippet_embedding e where e.snippet_id = s.id and e.profile_id = ?)
-       order by s.id limit ?`,
-      [input.repositoryId, input.versionId ?? '', provider.profileId, EMBED_BATCH],
+      `select s.id, s.title, s.breadcrumb, s.content ${missing} order by s.id limit ?`,
+      [...scope, EMBED_BATCH],
     );
     if (!rows.length) break;
     const vectors = await provider.embed(rows.map((r) => [r.breadcrumb, r.title, r.content].filter(Boolean).join('\n')), ctx.signal);
@@ -365,6 +377,8 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: 
     );
     embedded += rows.length;
     ctx.heartbeat({ embedded });
+    const done = Math.min(embedded, total);
+    await setStage(deps, input.jobId, { progress: 80 + Math.floor((15 * done) / Math.max(total, 1)), stageDetail: detail(done) }, { embedded: done });
   }
   return { embedded, provider: provider.model };
 }
