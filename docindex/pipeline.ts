@@ -7,7 +7,8 @@ import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion } from '../cor
 import { parseFile, type ParsedSnippet } from '../core/docs/parse.js';
 import { contentExclusion, selectFiles } from '../core/docs/select.js';
 import { PermanentError } from '../core/errors.js';
-import { activeEmbeddingProvider } from '../embeddings/profiles.js';
+import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from '../embeddings/profiles.js';
+import { ModelUnavailableError } from '../embeddings/provider.js';
 import { Job } from '../db/entities/job.js';
 import { Library, LibraryVersion } from '../db/entities/library.js';
 import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
@@ -359,6 +360,30 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexInput, ctx: 
   const [{ n: total }] = (await em.execute(`select count(*)::int as n ${missing}`, scope)) as [{ n: number }];
   const detail = (done: number) => (total ? `${done} of ${total} snippets embedded with ${provider.model}` : `nothing to embed with ${provider.model}`);
   await setStage(deps, input.jobId, { stage: 'embedding', progress: 80, stageDetail: detail(0) }, { toEmbed: total, embedded: 0 });
+  if (total && provider.prepare) {
+    // A local model is loaded first, and downloaded on first use: the job says how far the download has come.
+    let shown = -1;
+    let writes = Promise.resolve();
+    const t0 = Date.now();
+    try {
+      await provider.prepare(({ loaded, total: size }) => {
+        const pct = size ? Math.min(100, Math.floor((100 * loaded) / size)) : 0;
+        if (shown < 0) deps.log.info(`downloading the embedding model ${provider.model} (first use)`, { into: deps.config.embeddings.cacheDir, from: deps.config.embeddings.modelHost });
+        if (shown >= 0 && pct < shown + 5 && !(pct === 100 && shown < 100)) return;
+        shown = pct;
+        const stageDetail = `downloading the embedding model ${provider.model}: ${pct}% of ${(size / 1e6).toFixed(0)} MB`;
+        writes = writes.then(() => setStage(deps, input.jobId, { stageDetail }));
+      });
+      await writes;
+      if (shown >= 0) deps.log.info(`downloaded the embedding model ${provider.model}`, { seconds: Math.round((Date.now() - t0) / 1000) });
+    } catch (err) {
+      await writes.catch(() => undefined);
+      if (!(err instanceof ModelUnavailableError) || provider.profileId !== DEFAULT_PROFILE_ID) throw err;
+      await disableUnavailableDefault(em, err.message, deps.log);
+      await setStage(deps, input.jobId, { stageDetail: `the embedding model ${provider.model} is not available: keyword search only` });
+      return { embedded: 0, provider: null };
+    }
+  }
   let embedded = 0;
   for (;;) {
     ctx.signal.throwIfAborted();

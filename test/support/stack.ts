@@ -48,6 +48,9 @@ export async function startTestStack(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     RECONCILE_INTERVAL_MS: '3600000', // tests call reconciler.runOnce() themselves
     SSE_HEARTBEAT_MS: '500',
+    // Tests never download a model: a test that wants the download path gives its own fake hub.
+    EMBEDDING_ALLOW_DOWNLOADS: 'false',
+    EMBEDDING_MODEL_HOST: 'http://127.0.0.1:9/',
     ...o.env,
   });
   const stack = await startStack({
