@@ -26,7 +26,7 @@ const run = promisify(execFile);
  *
  * `fastify-pino.json` is the main corpus; `undici.json` is the independent one, never used to tune ranking, so its
  * figures show whether a change generalises. QUALITY_VERBOSE=<corpus> lists that corpus's misses (rank over 5).
- * QUALITY_CORPUS=<corpus> runs one corpus only.
+ * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,tiny,remote`) chooses the phases.
  */
 
 interface Question {
@@ -190,15 +190,18 @@ export async function quality(): Promise<void> {
     }
     await evaluate('keyword', 'keyword');
 
-    const tiny = await buildTinyModel(path.join(dir, 'model'), { hidden: 384 });
-    const tinyMs = await activate({ id: 'tiny', name: 'tiny test model', provider: 'local-transformers', model: 'tiny-bert', config: { modelPath: tiny.path } });
-    console.log(`embedded with the tiny test model in ${(tinyMs / 1000).toFixed(1)} s`);
-    await evaluate('semantic (tiny model)', 'semantic');
-    await evaluate('hybrid (tiny model, default alpha)', 'hybrid');
-    await sweep('tiny model');
+    const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,tiny,remote').split(','));
+    if (phases.has('tiny')) {
+      const tiny = await buildTinyModel(path.join(dir, 'model'), { hidden: 384 });
+      const tinyMs = await activate({ id: 'tiny', name: 'tiny test model', provider: 'local-transformers', model: 'tiny-bert', config: { modelPath: tiny.path } });
+      console.log(`embedded with the tiny test model in ${(tinyMs / 1000).toFixed(1)} s`);
+      await evaluate('semantic (tiny model)', 'semantic');
+      await evaluate('hybrid (tiny model, default alpha)', 'hybrid');
+      await sweep('tiny model');
+    }
 
     const remote = process.env.QUALITY_EMBEDDINGS_URL;
-    if (remote) {
+    if (remote && phases.has('remote')) {
       const model = process.env.QUALITY_EMBEDDINGS_MODEL ?? 'all-MiniLM-L6-v2';
       const ms = await activate({
         id: 'real',
