@@ -15,6 +15,9 @@ const STOP_WORDS = new Set(
     'this to was what when where which who why will with can could should would you your we our use using').split(' '),
 );
 
+/** Each term is ranked on its own (see keywordSearch): a query uses at most this many distinct terms, and exclusions. */
+export const MAX_TERMS = 24;
+
 export interface ParsedQuery {
   include: string[];
   exclude: string[];
@@ -51,7 +54,8 @@ export function parseQuery(query: string): ParsedQuery {
   }
   const meaningful = plain.filter((w) => !STOP_WORDS.has(w.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '')));
   include.push(...(meaningful.length || include.length ? meaningful : plain));
-  return { include, exclude };
+  const distinct = (list: string[]) => [...new Map(list.map((t) => [t.toLowerCase(), t])).values()].slice(0, MAX_TERMS);
+  return { include: distinct(include), exclude: distinct(exclude) };
 }
 
 /**
@@ -81,7 +85,7 @@ export interface Ranked {
 }
 
 export interface KeywordOptions {
-  /** The most matches read per term (SEARCH_RANK_CANDIDATES): bounds the cost of very common words. */
+  /** The most matches read for a query (SEARCH_RANK_CANDIDATES), split between its terms: bounds common words. */
   candidates: number;
 }
 
@@ -107,8 +111,9 @@ const AVERAGE_LEXEMES = 64;
  *
  * where tf(t, d) is ts_rank of t in d with the field weights above (so a rare word in a body outweighs a common word
  * in a title) and len(d) the snippet's distinct lexemes. Candidates are each term's matches (at most `candidates`
- * each, in table order) and, with several terms, the snippets matching all of them (as many again), so a rare term's
- * matches are always all ranked and a common word costs a bounded read. Ties: snippet id.
+ * divided by the number of terms, in table order) and, with several terms, the snippets matching all of them (at
+ * most `candidates`), so a rare term's matches are always all ranked and a common word costs a bounded read. Ties:
+ * snippet id.
  */
 export async function keywordSearch(em: EntityManager, scope: Scope, query: string, limit: number, options: KeywordOptions): Promise<Ranked[]> {
   const parsed = parseQuery(query);

@@ -80,6 +80,11 @@ describe('keyword ranking', () => {
     expect(await ids('app', 100, 10)).toHaveLength(10);
   });
 
+  it('takes a huge query without planning a huge statement: the first distinct terms count', async () => {
+    const words = Array.from({ length: 4000 }, (_, i) => `zq${i}`);
+    expect(await ids(['websocket', ...words].join(' '))).toEqual(await ids('websocket'));
+  });
+
   it('answers the same order for equal scores, by snippet id', async () => {
     const first = await ids('settings');
     expect(first.length).toBeGreaterThan(10);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyBudget, contextParams } from '../../search/context.js';
 import { context7LibraryId } from '../../search/context7.js';
-import { parseQuery, splitIdentifiers } from '../../search/keyword.js';
+import { MAX_TERMS, parseQuery, splitIdentifiers } from '../../search/keyword.js';
 import { joinSection, overlapLines } from '../../search/neighbourhood.js';
 import { fuse } from '../../search/search.js';
 import { ScanPool } from '../../search/scan-pool.js';
@@ -16,6 +16,9 @@ describe('search helpers', () => {
     expect(parseQuery('how do I use the "data cache" -legacy or router')).toEqual({ include: ['data cache', 'router'], exclude: ['legacy'] });
     expect(parseQuery('how to')).toEqual({ include: ['how', 'to'], exclude: [] });
     expect(parseQuery('!!! ---')).toEqual({ include: [], exclude: [] });
+    // Repeats count once, and a query uses at most MAX_TERMS terms (each is ranked on its own in SQL).
+    expect(parseQuery('Router router ROUTER cache')).toEqual({ include: ['ROUTER', 'cache'], exclude: [] });
+    expect(parseQuery(Array.from({ length: 500 }, (_, i) => `w${i}`).join(' ')).include).toHaveLength(MAX_TERMS);
   });
 
   it('fuses by weighted reciprocal rank; alpha 0 and 1 are one list alone; ties by id', () => {
