@@ -80,6 +80,7 @@ export async function index(): Promise<void> {
     TEMPORAL_UI_PORT: String(await freePort()),
     LOG_LEVEL: 'warn',
     LOCAL_SOURCE_ROOTS: corpus,
+    EMBEDDING_ALLOW_DOWNLOADS: 'false', // keyword only, as it always measured
     ...(process.env.TEMPORAL_CLI && { TEMPORAL_CLI: process.env.TEMPORAL_CLI }),
   });
   const stack = await startStack({ config, log: createLogger('warn'), api: true, queues: TASK_QUEUE_NAMES, services: 'embedded' });

@@ -8,8 +8,9 @@ import { transcription } from './transcription.js';
 import { recipes } from './recipes.js';
 import { index } from './index.js';
 import { context } from './context.js';
+import { quality } from './quality.js';
 
-const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes, context };
+const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes, context, quality };
 
 const name = process.argv[2];
 if (!name || !benches[name]) {

@@ -130,8 +130,13 @@ function url(env: Env, name: string): string | undefined {
 export interface EmbeddingsConfig {
   /** Where local models are looked up and downloads go (DATA_DIR/models). */
   cacheDir: string;
-  /** Fetch a local model from the Hugging Face hub when it is not there. Off by default: no surprise downloads. */
+  /**
+   * Fetch a local model from the Hugging Face hub (or `modelHost`) on first use when it is not there, so semantic
+   * search works out of the box; an install that cannot reach it falls back to keyword search.
+   */
   allowDownloads: boolean;
+  /** Where models are downloaded from: the Hugging Face hub, or a mirror of it (ends with '/'). */
+  modelHost: string;
   /** The model of the default local profile created at first start. */
   defaultModel: string;
   /** A folder holding that model, instead of the cache. */
@@ -199,7 +204,8 @@ export function loadConfig(env: Env = process.env): Config {
     indexingHeartbeatTimeoutMs: int(env, 'INDEXING_HEARTBEAT_TIMEOUT_MS', 45_000, 1000, 3_600_000),
     embeddings: {
       cacheDir: path.resolve(str(env, 'EMBEDDING_CACHE_DIR') ?? path.join(str(env, 'DATA_DIR') ?? './data', 'models')),
-      allowDownloads: bool(env, 'EMBEDDING_ALLOW_DOWNLOADS', false),
+      allowDownloads: bool(env, 'EMBEDDING_ALLOW_DOWNLOADS', true),
+      modelHost: (url(env, 'EMBEDDING_MODEL_HOST') ?? 'https://huggingface.co/').replace(/\/*$/, '/'),
       defaultModel: str(env, 'EMBEDDING_DEFAULT_MODEL') ?? 'Xenova/all-MiniLM-L6-v2',
       defaultModelPath: str(env, 'EMBEDDING_MODEL_PATH') && path.resolve(str(env, 'EMBEDDING_MODEL_PATH')!),
     },

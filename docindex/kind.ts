@@ -8,6 +8,9 @@ export interface IndexJobDetail {
   versionId: string | null;
   totalFiles: number;
   processedFiles: number;
+  /** Stage `embedding`: snippets that lacked a vector for the active profile, and how many of them have one now. */
+  snippetsToEmbed?: number;
+  embeddedSnippets?: number;
 }
 
 export const indexDetail = (job: Job) => job.detail as unknown as IndexJobDetail;
@@ -23,6 +26,8 @@ export function serializeIndexJob(job: Job) {
     progress: job.progress,
     totalFiles: d.totalFiles ?? 0,
     processedFiles: d.processedFiles ?? 0,
+    snippetsToEmbed: d.snippetsToEmbed ?? null,
+    embeddedSnippets: d.embeddedSnippets ?? null,
     stage: job.stage ?? 'queued',
     stageDetail: job.stageDetail ?? null,
     error: job.error ?? null,

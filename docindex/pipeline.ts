@@ -5,9 +5,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from '../activities/deps.js';
 import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion } from '../core/docs/config.js';
 import { parseFile, type ParsedSnippet } from '../core/docs/parse.js';
-import { selectFiles } from '../core/docs/select.js';
+import { contentExclusion, selectFiles } from '../core/docs/select.js';
 import { PermanentError } from '../core/errors.js';
-import { activeEmbeddingProvider } from '../embeddings/profiles.js';
+import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from '../embeddings/profiles.js';
+import { ModelUnavailableError } from '../embeddings/provider.js';
 import { Job } from '../db/entities/job.js';
 import { jobStopped, owns } from '../jobs/ownership.js';
 import { Library, LibraryVersion } from '../db/entities/library.js';
@@ -107,7 +108,7 @@ async function loadScope(em: EntityManager, input: IndexInput) {
 }
 
 type StagePatch = { stage?: string; progress?: number; stageDetail?: string | null };
-type Counts = { totalFiles?: number; processed?: number };
+type Counts = { totalFiles?: number; processed?: number; toEmbed?: number; embedded?: number };
 
 /**
  * The one place a stage's progress is written: the job row (stage, progress, file counts) and a `progress` event,
@@ -130,6 +131,8 @@ async function setStage(deps: ActivityDeps, input: IndexStep, patch: StagePatch,
           ...detail,
           ...(counts.totalFiles !== undefined && { totalFiles: counts.totalFiles }),
           ...(counts.processed !== undefined && { processedFiles: counts.processed }),
+          ...(counts.toEmbed !== undefined && { snippetsToEmbed: counts.toEmbed }),
+          ...(counts.embedded !== undefined && { embeddedSnippets: counts.embedded }),
         },
       };
     },
@@ -140,7 +143,14 @@ async function setStage(deps: ActivityDeps, input: IndexStep, patch: StagePatch,
         return [
           {
             event: 'progress',
-            data: { stage: job.stage, stageDetail: job.stageDetail ?? null, progress: job.progress, totalFiles: d.totalFiles, processedFiles: d.processedFiles },
+            data: {
+              stage: job.stage,
+              stageDetail: job.stageDetail ?? null,
+              progress: job.progress,
+              totalFiles: d.totalFiles,
+              processedFiles: d.processedFiles,
+              ...(d.snippetsToEmbed !== undefined && { snippetsToEmbed: d.snippetsToEmbed, embeddedSnippets: d.embeddedSnippets ?? 0 }),
+            },
           },
         ];
       },
@@ -273,12 +283,16 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     };
 
     // Reads and hashes overlap (I/O-bound); parsing stays in file order so the staged rows are deterministic.
+    let generated = 0;
     const read = async (rel: string) => {
       const file = path.join(root, rel);
       const st = await fs.stat(file);
       if (st.size > MAX_FILE_BYTES) return undefined;
       const bytes = await fs.readFile(file);
-      return bytes.subarray(0, 8000).includes(0) ? undefined : bytes; // binary
+      if (bytes.subarray(0, 8000).includes(0)) return undefined; // binary
+      if (!contentExclusion(rel, st.size, bytes.subarray(0, 2000).toString('utf8'), config)) return bytes;
+      generated++;
+      return null;
     };
     const files = selection.included;
     for (let start = 0; start < files.length; start += READ_AHEAD) {
@@ -288,7 +302,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       for (const [j, rel] of chunk.entries()) {
         const bytes = contents[j];
         if (!bytes) {
-          skipped++;
+          if (bytes === undefined) skipped++;
           continue;
         }
         seen.add(rel);
@@ -325,6 +339,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       [input.jobId, textArray(keep), input.jobId, input.runId],
     );
     if (skipped) warnings.push(`${skipped} binary or oversized files skipped`);
+    if (generated) warnings.push(`${generated} generated files skipped`);
     // previousVersions registers versions, but only tags that exist: a missing one would fail every re-index.
     let previousVersions = version ? [] : config.previousVersions;
     if (previousVersions.length) {
@@ -334,9 +349,9 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       previousVersions = previousVersions.filter((v) => existing.has(v.tag));
     }
     const summary = [`${changed} changed${reused ? ` (${reused} parsed before)` : ''}, ${unchanged} unchanged, ${deleted} removed`, ...warnings].join('; ');
-    await report({ progress: 70, stageDetail: summary }, { totalFiles: totalFiles - skipped, processed: totalFiles }, true);
+    await report({ progress: 70, stageDetail: summary }, { totalFiles: totalFiles - skipped - generated, processed: totalFiles }, true);
     return {
-      totalFiles: totalFiles - skipped,
+      totalFiles: totalFiles - skipped - generated,
       changedFiles: changed,
       deletedFiles: deleted,
       unchangedFiles: unchanged,
@@ -417,26 +432,53 @@ const EMBED_BATCH = 32;
 /**
  * Stage embed: embeds the scope's snippets that have no vector for the active profile yet (so unchanged files are
  * never embedded twice), batch by batch; each batch is written in its own statement, and a provider failure fails
- * the job. Without an active provider there is nothing to do and search stays keyword-only.
+ * the job. Progress (snippets embedded of those to embed, and the job's percentage from 80 to 95) is written after
+ * every batch, on the job and its event stream. Without an active provider there is nothing to do and search stays
+ * keyword-only.
  */
 export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: StepContext): Promise<{ embedded: number; provider: string | null }> {
   const em = deps.orm.em.fork();
   const provider = await activeEmbeddingProvider(em, deps.config);
-  await setStage(deps, input, {
-    stage: 'embedding',
-    progress: 80,
-    stageDetail: provider ? `embedding with ${provider.model}` : 'no embedding provider active: keyword search only',
-  });
-  if (!provider) return { embedded: 0, provider: null };
+  if (!provider) {
+    await setStage(deps, input, { stage: 'embedding', progress: 80, stageDetail: 'no embedding provider active: keyword search only' });
+    return { embedded: 0, provider: null };
+  }
+  const missing = `from snippet s where s.repository_id = ? and coalesce(s.version_id, '') = ?
+         and not exists (select 1 from snippet_embedding e where e.snippet_id = s.id and e.profile_id = ?)`;
+  const scope = [input.repositoryId, input.versionId ?? '', provider.profileId];
+  const [{ n: total }] = (await em.execute(`select count(*)::int as n ${missing}`, scope)) as [{ n: number }];
+  const detail = (done: number) => (total ? `${done} of ${total} snippets embedded with ${provider.model}` : `nothing to embed with ${provider.model}`);
+  await setStage(deps, input, { stage: 'embedding', progress: 80, stageDetail: detail(0) }, { toEmbed: total, embedded: 0 });
+  if (total && provider.prepare) {
+    // A local model is loaded first, and downloaded on first use: the job says how far the download has come.
+    let shown = -1;
+    let writes = Promise.resolve();
+    const t0 = Date.now();
+    try {
+      await provider.prepare(({ loaded, total: size }) => {
+        const pct = size ? Math.min(100, Math.floor((100 * loaded) / size)) : 0;
+        if (shown < 0) deps.log.info(`downloading the embedding model ${provider.model} (first use)`, { into: deps.config.embeddings.cacheDir, from: deps.config.embeddings.modelHost });
+        if (shown >= 0 && pct < shown + 5 && !(pct === 100 && shown < 100)) return;
+        shown = pct;
+        const stageDetail = `downloading the embedding model ${provider.model}: ${pct}% of ${(size / 1e6).toFixed(0)} MB`;
+        writes = writes.then(() => setStage(deps, input, { stageDetail }));
+      });
+      await writes;
+      if (shown >= 0) deps.log.info(`downloaded the embedding model ${provider.model}`, { seconds: Math.round((Date.now() - t0) / 1000) });
+    } catch (err) {
+      await writes.catch(() => undefined);
+      if (!(err instanceof ModelUnavailableError) || provider.profileId !== DEFAULT_PROFILE_ID) throw err;
+      await disableUnavailableDefault(em, err.message, deps.log);
+      await setStage(deps, input, { stageDetail: `the embedding model ${provider.model} is not available: keyword search only` });
+      return { embedded: 0, provider: null };
+    }
+  }
   let embedded = 0;
   for (;;) {
     ctx.signal.throwIfAborted();
     const rows: { id: string; title: string | null; breadcrumb: string | null; content: string }[] = await em.execute(
-      `select s.id, s.title, s.breadcrumb, s.content from snippet s
-       where s.repository_id = ? and coalesce(s.version_id, '') = ?
-         and not exists (select 1 from snippet_embedding e where e.snippet_id = s.id and e.profile_id = ?)
-       order by s.id limit ?`,
-      [input.repositoryId, input.versionId ?? '', provider.profileId, EMBED_BATCH],
+      `select s.id, s.title, s.breadcrumb, s.content ${missing} order by s.id limit ?`,
+      [...scope, EMBED_BATCH],
     );
     if (!rows.length) break;
     const vectors = await provider.embed(rows.map((r) => [r.breadcrumb, r.title, r.content].filter(Boolean).join('\n')), ctx.signal);
@@ -449,6 +491,8 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
     );
     embedded += rows.length;
     ctx.heartbeat({ embedded });
+    const done = Math.min(embedded, total);
+    await setStage(deps, input, { progress: 80 + Math.floor((15 * done) / Math.max(total, 1)), stageDetail: detail(done) }, { embedded: done });
   }
   return { embedded, provider: provider.model };
 }

@@ -5,11 +5,12 @@
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { env, pipeline, type FeatureExtractionPipeline } from '@huggingface/transformers';
-import type { LocalWorkerData, LocalWorkerReply, LocalWorkerRequest } from './local.js';
+import { localModelPresent, type LocalWorkerData, type LocalWorkerReply, type LocalWorkerRequest } from './local.js';
 
 const data = workerData as LocalWorkerData;
 env.allowLocalModels = true;
 env.allowRemoteModels = data.allowDownloads;
+if (data.modelHost) env.remoteHost = data.modelHost;
 env.cacheDir = data.cacheDir;
 // A model folder given by path is loaded from there; a model id from the cache, where downloads land too.
 env.localModelPath = data.modelPath ? path.dirname(data.modelPath) : data.cacheDir;
@@ -17,7 +18,15 @@ const modelId = data.modelPath ? path.basename(data.modelPath) : data.model;
 
 let extractor: Promise<FeatureExtractionPipeline> | undefined;
 const load = () =>
-  (extractor ??= pipeline('feature-extraction', modelId, { dtype: 'fp32' }).catch((err: Error) => {
+  (extractor ??= pipeline('feature-extraction', modelId, {
+    dtype: 'fp32',
+    // transformers.js reports reading files from disk too: progress is asked for only when there is a download.
+    ...(!localModelPresent(data.model, data.cacheDir, data.modelPath) && {
+      progress_callback: (p: { status: string; file?: string; loaded?: number; total?: number }) => {
+        if (p.status === 'progress' && p.file) parentPort!.postMessage({ download: { file: p.file, loaded: p.loaded ?? 0, total: p.total ?? 0 } } satisfies LocalWorkerReply);
+      },
+    }),
+  }).catch((err: Error) => {
     extractor = undefined; // a later call may succeed (e.g. after the model was copied in)
     throw err;
   }) as Promise<FeatureExtractionPipeline>);

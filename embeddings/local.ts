@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startThread } from '../runtime/threads.js';
-import { EmbeddingError, type EmbeddingProvider } from './provider.js';
+import { type DownloadProgress, EmbeddingError, type EmbeddingProvider, ModelUnavailableError } from './provider.js';
 
 /** The default local model: all-MiniLM-L6-v2 as exported for transformers.js (384 dimensions). */
 export const DEFAULT_LOCAL_MODEL = 'Xenova/all-MiniLM-L6-v2';
@@ -15,17 +15,27 @@ export interface LocalConfig {
   batchSize?: number;
 }
 
-export interface LocalWorkerData {
-  model: string;
-  modelPath: string | undefined;
+/** Where a local provider finds its model: the cache folder, and whether (and from where) it may download one. */
+export interface LocalRuntime {
   cacheDir: string;
   allowDownloads: boolean;
+  /** The Hugging Face hub or a mirror (default https://huggingface.co/). */
+  modelHost?: string;
+}
+
+export interface LocalWorkerData extends LocalRuntime {
+  model: string;
+  modelPath: string | undefined;
 }
 export interface LocalWorkerRequest {
   id: number;
   texts: string[];
 }
-export type LocalWorkerReply = { id: number; vectors: Float32Array[] } | { id: number; error: string };
+export type LocalWorkerReply =
+  | { id: number; vectors: Float32Array[] }
+  | { id: number; error: string }
+  /** A file of the model being downloaded (transformers.js' progress events). */
+  | { download: { file: string; loaded: number; total: number } };
 
 /** Whether a model can be loaded without the network: a model folder, or a model id already in the cache. */
 export function localModelPresent(model: string, cacheDir: string, modelPath?: string): boolean {
@@ -38,13 +48,14 @@ export class LocalProvider implements EmbeddingProvider {
   private worker: Worker | undefined;
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
+  private readonly downloads = new Set<(file: string, loaded: number, total: number) => void>();
 
   constructor(
     readonly profileId: string,
     readonly model: string,
     dimensions: number | null,
     private readonly config: LocalConfig,
-    private readonly runtime: { cacheDir: string; allowDownloads: boolean },
+    private readonly runtime: LocalRuntime,
   ) {
     this.dimensions = dimensions;
   }
@@ -54,6 +65,10 @@ export class LocalProvider implements EmbeddingProvider {
     const data: LocalWorkerData = { model: this.model, modelPath: this.config.modelPath, ...this.runtime };
     const worker = startThread(import.meta.url, 'local-worker', data);
     worker.on('message', (reply: LocalWorkerReply) => {
+      if ('download' in reply) {
+        for (const listener of this.downloads) listener(reply.download.file, reply.download.loaded, reply.download.total);
+        return;
+      }
       const p = this.pending.get(reply.id);
       if (!p) return;
       this.pending.delete(reply.id);
@@ -74,16 +89,40 @@ export class LocalProvider implements EmbeddingProvider {
 
   /** Turns transformers.js' loading errors into what the user has to do. */
   private explain(message: string): EmbeddingError {
-    if (/local_files_only|could not locate file|not found|ENOENT|fetch failed|allowRemoteModels/i.test(message)) {
+    if (/local_files_only|could not locate file|not found|ENOENT|fetch failed|allowRemoteModels|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|network/i.test(message)) {
       const where = this.config.modelPath ?? path.join(this.runtime.cacheDir, this.model);
-      return new EmbeddingError(
+      const from = this.runtime.modelHost ?? 'https://huggingface.co/';
+      return new ModelUnavailableError(
         `The local model ${this.model} is not available: put it in ${where}` +
-          (this.runtime.allowDownloads ? ' (downloading it failed)' : ', or allow downloads with EMBEDDING_ALLOW_DOWNLOADS=true') +
+          (this.runtime.allowDownloads ? ` (downloading it from ${from} failed)` : ', or allow downloads with EMBEDDING_ALLOW_DOWNLOADS=true') +
           `. (${message.split('\n')[0]})`,
-        true,
       );
     }
     return new EmbeddingError(`The local model failed: ${message.split('\n')[0]}`, false);
+  }
+
+  /**
+   * Loads the model in its thread, downloading it first when it is not on disk (and downloads are allowed);
+   * `onDownload` hears the bytes of all its files so far. A model already loaded answers at once.
+   */
+  async prepare(onDownload?: (progress: DownloadProgress) => void): Promise<void> {
+    const files = new Map<string, { loaded: number; total: number }>();
+    const listener = (file: string, loaded: number, total: number) => {
+      files.set(file, { loaded, total });
+      let sum = 0;
+      let size = 0;
+      for (const f of files.values()) {
+        sum += f.loaded;
+        size += f.total;
+      }
+      onDownload?.({ loaded: sum, total: size });
+    };
+    this.downloads.add(listener);
+    try {
+      await this.embed(['ready']);
+    } finally {
+      this.downloads.delete(listener);
+    }
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {

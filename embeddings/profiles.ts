@@ -40,22 +40,27 @@ export async function activeProfile(em: EntityManager): Promise<EmbeddingProfile
   return em.fork().findOne(EmbeddingProfile, { isDefault: true, enabled: true });
 }
 
+/** The profile made at first start. */
+export const DEFAULT_PROFILE_ID = 'default-local';
+
 /**
- * When no profile exists at startup, the default local profile is created. It is enabled when its model
- * can be loaded (present on disk, or downloads allowed); otherwise it is created disabled, so indexing keeps working
- * with keyword search, and the log says where to put the model.
+ * When no profile exists at startup, the default local profile is created. It is enabled when its model can be
+ * loaded: present on disk, or downloadable (EMBEDDING_ALLOW_DOWNLOADS, on by default), in which case it is
+ * downloaded on first use. Otherwise it is created disabled, so indexing keeps working with keyword search, and
+ * the log says where to put the model.
  */
 export async function ensureDefaultProfile(em: EntityManager, config: Config, log: Logger): Promise<void> {
   await em.fork().transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', ['embedding-profiles']);
     if ((await tx.count(EmbeddingProfile, {})) > 0) return;
     const e = config.embeddings;
-    const loadable = e.allowDownloads || localModelPresent(e.defaultModel, e.cacheDir, e.defaultModelPath);
+    const present = localModelPresent(e.defaultModel, e.cacheDir, e.defaultModelPath);
+    const loadable = present || e.allowDownloads;
     const now = new Date();
     // A model folder names its own model; its size is learned from the first vectors.
     const model = e.defaultModelPath ? path.basename(e.defaultModelPath) : e.defaultModel;
     tx.create(EmbeddingProfile, {
-      id: 'default-local',
+      id: DEFAULT_PROFILE_ID,
       name: 'Local (transformers.js)',
       provider: 'local-transformers',
       model,
@@ -71,8 +76,29 @@ export async function ensureDefaultProfile(em: EntityManager, config: Config, lo
         `created the default local embedding profile disabled: ${e.defaultModel} is not in ${e.cacheDir} and downloads are off ` +
           '(EMBEDDING_ALLOW_DOWNLOADS=true, or EMBEDDING_MODEL_PATH); search is keyword-only until a profile is active',
       );
+    } else if (!present) {
+      log.info(
+        `created the default local embedding profile: ${e.defaultModel} is downloaded from ${e.modelHost} into ${e.cacheDir} ` +
+          'when the first library is indexed (EMBEDDING_ALLOW_DOWNLOADS=false keeps it from downloading)',
+      );
     }
   });
+}
+
+/**
+ * The default profile's model could not be had (offline, a firewall): the profile is disabled, so indexing and
+ * search go on keyword-only instead of failing, and one warning says how to bring semantic search back. Returns
+ * whether this call disabled it (concurrent jobs hitting the same failure log it once).
+ */
+export async function disableUnavailableDefault(em: EntityManager, reason: string, log: Logger): Promise<boolean> {
+  const changed = await em.fork().nativeUpdate(EmbeddingProfile, { id: DEFAULT_PROFILE_ID, enabled: true }, { enabled: false, updatedAt: new Date() });
+  if (changed) {
+    log.warn(
+      `disabled the default local embedding profile, search is keyword-only: ${reason} ` +
+        'Put the model there (see "Embeddings" in the README for offline installs), then enable the profile again in Settings.',
+    );
+  }
+  return changed > 0;
 }
 
 /**
@@ -208,6 +234,7 @@ export function createProvider(profile: Pick<EmbeddingProfile, 'id' | 'provider'
       return new LocalProvider(profile.id, profile.model ?? '', profile.dimensions ?? null, profile.config as LocalConfig, {
         cacheDir: config.embeddings.cacheDir,
         allowDownloads: config.embeddings.allowDownloads,
+        modelHost: config.embeddings.modelHost,
       });
     default:
       throw new ValidationError(`Unknown embedding provider "${String(profile.provider)}"`, 'INVALID_PROFILE');

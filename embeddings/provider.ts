@@ -8,8 +8,19 @@ export interface EmbeddingProvider {
   /** Known after the first call when the profile does not say. */
   readonly dimensions: number | null;
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /**
+   * Gets ready to embed (a local model is loaded, and downloaded first when it is not there yet); `onDownload` hears
+   * how far a download has come. Providers with nothing to prepare leave it out.
+   */
+  prepare?(onDownload?: (progress: DownloadProgress) => void): Promise<void>;
   /** Releases threads or connections; a provider is closed when its profile changes. */
   close(): Promise<void>;
+}
+
+/** A model download under way: bytes of all its files so far, and their total as far as known. */
+export interface DownloadProgress {
+  loaded: number;
+  total: number;
 }
 
 /** A provider failure with a message fit for a job error and the settings page (never a secret). */
@@ -21,5 +32,15 @@ export class EmbeddingError extends Error {
   ) {
     super(message);
     this.name = permanent ? 'PermanentError' : 'EmbeddingError';
+  }
+}
+
+/**
+ * A local model that is neither on disk nor downloadable (downloads are off, or the hub cannot be reached): the
+ * default profile then falls back to keyword search instead of failing every indexing job.
+ */
+export class ModelUnavailableError extends EmbeddingError {
+  constructor(message: string) {
+    super(message, true);
   }
 }

@@ -6,6 +6,7 @@ import { type Library, LibraryRules, LibraryVersion } from '../db/entities/index
 import type { Orm } from '../db/orm.js';
 import { findLibrary } from '../docindex/service.js';
 import { parseLibraryRef } from '../docindex/ids.js';
+import { budgetWithSections } from './neighbourhood.js';
 import { loadSnippets, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
 
 /**
@@ -135,7 +136,8 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams): Pr
   const stamp = String((version ? version.indexedAt : lib.lastIndexedAt)?.getTime() ?? 0);
   const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp });
   const fetched = await loadSnippets(em, found.ranked);
-  const snippets = applyBudget(fetched, p.type === 'txt' || p.tokensGiven ? p.tokens : undefined);
+  // Read as text (the MCP tool, Context7's txt), results carry their neighbourhood within the budget.
+  const snippets = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
   const rulesRow = await em.findOne(LibraryRules, { repositoryId: lib.id, versionId: version?.id ?? null });
   const versionTags: Record<string, string> = {};
   if (version) versionTags[version.id] = version.tag;

@@ -1,23 +1,22 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { TEXT_ARRAY, textArray } from '../db/sql.js';
 
 /**
- * Keyword search over `snippet.search_vector` (PostgreSQL full-text search, the `simple` configuration; see
- * Migration20261124000000_search). The query takes web-search syntax: `"a phrase"`, `-excluded`, `-"excluded phrase"`,
- * and `or` (ignored: terms are alternatives anyway). Each term or phrase matches as written or with its code
- * identifiers split (`useEffect` also as the phrase `use effect`, `snake_case` as `snake case`, `Foo.bar` as
- * `foo bar`), exactly as the indexed text was split.
- *
- * Ranking (see keywordSearch): a snippet must match at least one term; title or breadcrumb matches of every term come
- * first, then other snippets matching every term, then the rest, each by `ts_rank` and snippet id, so equal scores
- * always come back in the same order. English stop words are dropped from unquoted terms unless nothing else is
- * left, since the `simple` configuration indexes them.
+ * Keyword search over `snippet.search_vector` (PostgreSQL full-text search; see Migration20261127000000_search_stems):
+ * per field, the identifier-preserving `simple` lexemes and the `english` stems beside them. The query takes
+ * web-search syntax: `"a phrase"`, `-excluded`, `-"excluded phrase"`, and `or` (ignored: terms are alternatives
+ * anyway). Each term or phrase matches as written, by its English stems (`connections` finds `connection`), or with
+ * its code identifiers split (`useEffect` also as the phrase `use effect`, `snake_case` as `snake case`, `Foo.bar` as
+ * `foo bar`), exactly as the indexed text was split. English stop words are dropped from unquoted terms unless
+ * nothing else is left, since the `simple` configuration indexes them. Ranking: see keywordSearch.
  */
 
 const STOP_WORDS = new Set(
   ('a an and are as at be but by do does did for from how i if in into is it its me my of on or so that the their then there these ' +
     'this to was what when where which who why will with can could should would you your we our use using').split(' '),
 );
+
+/** Each term is ranked on its own (see keywordSearch): a query uses at most this many distinct terms, and exclusions. */
+export const MAX_TERMS = 24;
 
 export interface ParsedQuery {
   include: string[];
@@ -59,16 +58,23 @@ export function parseQuery(query: string): ParsedQuery {
   }
   const meaningful = plain.filter((w) => !STOP_WORDS.has(w.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '')));
   include.push(...(meaningful.length || include.length ? meaningful : plain));
-  return { include, exclude };
+  const distinct = (list: string[]) => [...new Map(list.map((t) => [t.toLowerCase(), t])).values()].slice(0, MAX_TERMS);
+  return { include: distinct(include), exclude: distinct(exclude) };
 }
 
-/** One term as SQL: the text as written, or with identifiers split (a phrase). */
+/**
+ * One term as a tsquery: the text as written, its English stems, and the phrase of its split identifiers, any of
+ * which may match (`phraseto_tsquery` of a stop word is empty, and `||` with an empty query is the other side).
+ */
 function termSql(term: string, params: unknown[]): string {
   const split = splitIdentifiers(term);
-  params.push(term);
-  if (split.trim().toLowerCase() === term.trim().toLowerCase() || !hasWord(split)) return `phraseto_tsquery('simple', ?)`;
-  params.push(split);
-  return `(phraseto_tsquery('simple', ?) || phraseto_tsquery('simple', ?))`;
+  params.push(term, term);
+  const forms = [`phraseto_tsquery('simple', ?)`, `phraseto_tsquery('english', ?)`];
+  if (split.trim().toLowerCase() !== term.trim().toLowerCase() && hasWord(split)) {
+    params.push(split);
+    forms.push(`phraseto_tsquery('simple', ?)`);
+  }
+  return `(${forms.join(' || ')})`;
 }
 
 export interface Scope {
@@ -83,51 +89,69 @@ export interface Ranked {
 }
 
 export interface KeywordOptions {
-  /** The most matches ranked per tier (SEARCH_RANK_CANDIDATES): bounds the cost of very common words. */
+  /** The most matches read for a query (SEARCH_RANK_CANDIDATES), split between its terms: bounds common words. */
   candidates: number;
 }
 
 /**
- * Tiers, best first: (1) the title or breadcrumb matches every term, (2) the snippet matches every term, (3) it matches
- * at least one. Within a tier, `ts_rank` (weights A > B > C > D, normalised by document length), then snippet id.
- * A tier is only read while the page is not full, so the usual query ranks a few hundred rows, not every match.
- * A tier ranks at most `candidates` matches, taken in table order; only words common to tens of thousands of
- * snippets reach that bound.
+ * Field weights for ts_rank, `{D, C, B, A}`: a title occurrence counts three content occurrences, a breadcrumb two,
+ * a split identifier half of one. BM25's saturation (below) then keeps a title match from outweighing rarer terms.
+ */
+const WEIGHTS = '{0.15, 0.3333, 0.6667, 1.0}';
+/** ts_rank of one occurrence of weight w is w / 1.645 (the sum of 1/i^2); this makes one content occurrence 1. */
+const UNIT = 1.64493406685 / 0.3333;
+/** BM25's term-frequency saturation and length normalisation. */
+const K1 = 1.2;
+const B = 0.75;
+/** A snippet's usual number of distinct lexemes (stems and split identifiers included), the length norm's 1. */
+const AVERAGE_LEXEMES = 64;
+
+/**
+ * BM25-style ranking in PostgreSQL. For each query term t (its forms as in termSql): df(t), the snippets of the
+ * scope that match it, counted among at most `candidates` read (exact below that bound, a floor above it); then
+ *
+ *   score(d) = sum over t of idf(t) * tf(t, d) * (K1 + 1) / (tf(t, d) + K1 * (1 - B + B * len(d) / AVERAGE_LEXEMES))
+ *   idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)),  N = the snippets of the scope
+ *
+ * where tf(t, d) is ts_rank of t in d with the field weights above (so a rare word in a body outweighs a common word
+ * in a title) and len(d) the snippet's distinct lexemes. Candidates are each term's matches (at most `candidates`
+ * divided by the number of terms, in table order) and, with several terms, the snippets matching all of them (at
+ * most `candidates`), so a rare term's matches are always all ranked and a common word costs a bounded read. Ties:
+ * snippet id.
  */
 export async function keywordSearch(em: EntityManager, scope: Scope, query: string, limit: number, options: KeywordOptions): Promise<Ranked[]> {
   const parsed = parseQuery(query);
   if (!parsed.include.length) return [];
   // Placeholders bind in order of appearance, so each expression pushes its own parameters as it is written.
   const params: unknown[] = [];
-  const terms = (list: string[], joiner: string) => list.map((t) => termSql(t, params)).join(joiner);
-  const withExclusions = (sql: string) => (parsed.exclude.length ? `(${sql}) && !!(${terms(parsed.exclude, ' || ')})` : `(${sql})`);
-  const loose = withExclusions(terms(parsed.include, ' || '));
-  const strict = withExclusions(terms(parsed.include, ' && '));
-  const scopeParams: unknown[] = [scope.repositoryId];
-  let versionSql = 's.version_id is null';
-  if (scope.versionId !== null) {
-    versionSql = 's.version_id = ?';
-    scopeParams.push(scope.versionId);
-  }
-  // `not materialized`: the planner then sees the queries as constants, so it can weigh the two GIN indexes (a
-  // materialised CTE hid them, and a common word's tier ran the heading function on every content match).
-  // A score is its tier plus rank / (1 + rank), below 1 whatever ts_rank answers, so scores fall across tiers too.
-  const tier = (match: string, bonus: number, n: number, extra: unknown[] = []) =>
-    em.execute(
-      `with q as not materialized (select ${loose} as loose, ${strict} as strict)
-       select r.id, (${bonus} + r.rank / (1 + r.rank))::float8 as score
-       from (select c.id, ts_rank(c.search_vector, q.loose, 1) as rank
-             from (select s.id, s.search_vector from snippet s, q
-                   where s.repository_id = ? and ${versionSql} and ${match} limit ?) c, q) r
-       order by score desc, r.id asc
-       limit ?`,
-      [...params, ...scopeParams, ...extra, options.candidates, n],
-    ) as Promise<{ id: string; score: number }[]>;
-  const rows = await tier(`snippet_heading_vector(s.title, s.breadcrumb) @@ q.strict and s.search_vector @@ q.strict`, 2, limit);
-  // A tier that did not fill the page was read whole, so the next one only has to leave its rows out.
-  if (rows.length < limit) {
-    rows.push(...(await tier(`s.search_vector @@ q.strict and s.id <> all(${TEXT_ARRAY})`, 1, limit - rows.length, [textArray(rows.map((r) => r.id))])));
-  }
-  if (rows.length < limit) rows.push(...(await tier('s.search_vector @@ q.loose and not (s.search_vector @@ q.strict)', 0, limit - rows.length)));
+  const terms = parsed.include.map((t) => termSql(t, params));
+  const exclude = parsed.exclude.map((t) => termSql(t, params)).join(' || ');
+  const n = terms.length;
+  const scopeSql = scope.versionId === null ? 's.repository_id = ? and s.version_id is null' : 's.repository_id = ? and s.version_id = ?';
+  const scopeParams = scope.versionId === null ? [scope.repositoryId] : [scope.repositoryId, scope.versionId];
+  const totalSql = scope.versionId === null ? 'select total_snippets from library where id = ?' : 'select total_snippets from library_version where id = ?';
+  const cap = Math.max(1, Math.ceil(options.candidates / n));
+  const excluded = exclude ? ' and not s.search_vector @@ q.x' : '';
+  const set = (match: string) => `select s.id, s.search_vector as v from snippet s, q where ${scopeSql} and s.search_vector @@ ${match}${excluded} limit ?`;
+  const sets = terms.map((_, i) => ({ sql: set(`q.t${i}`), params: [...scopeParams, cap] }));
+  if (n > 1) sets.push({ sql: set(`(${terms.map((_, i) => `q.t${i}`).join(' && ')})`), params: [...scopeParams, options.candidates] });
+  const norm = `(1 - ${B} + ${B} * length(u.v) / ${AVERAGE_LEXEMES}.0)`;
+  const score = terms
+    .map((_, i) => {
+      // ts_rank scores the words of a phrase one by one: a snippet that does not match the term gets nothing for it.
+      const tf = `(case when u.v @@ q.t${i} then ts_rank('${WEIGHTS}', u.v, q.t${i}, 0) * ${UNIT} else 0 end)`;
+      const idf = `ln(1 + (t.n - d.d${i} + 0.5) / (d.d${i} + 0.5))`;
+      return `${idf} * ${tf} * ${K1 + 1} / (${tf} + ${K1} * ${norm})`;
+    })
+    .join(' + ');
+  const rows = (await em.execute(
+    `with q as not materialized (select ${terms.map((t, i) => `${t} as t${i}`).join(', ')}${exclude ? `, ${exclude} as x` : ''}),
+     ${sets.map((s, i) => `c${i} as (${s.sql})`).join(',\n     ')},
+     d as (select ${terms.map((_, i) => `(select count(*) from c${i})::float8 as d${i}`).join(', ')}),
+     t as (select greatest(coalesce((${totalSql}), 0), ${terms.map((_, i) => `d.d${i}`).join(', ')}, 1)::float8 as n from d),
+     u as (${sets.map((_, i) => `select * from c${i}`).join(' union all ')})
+     select u.id, max(${score})::float8 as score from u, q, d, t group by u.id order by score desc, u.id asc limit ?`,
+    [...params, ...sets.flatMap((s) => s.params), scope.versionId ?? scope.repositoryId, limit],
+  )) as { id: string; score: number }[];
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
 }

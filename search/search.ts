@@ -133,15 +133,16 @@ export interface SnippetRow {
   tokenCount: number;
   versionId: string | null;
   filePath: string;
+  documentId: string;
   ordinal: number;
 }
 
 /** The snippets of ranked ids, in rank order (ids deleted meanwhile are skipped). */
 export async function loadSnippets(em: EntityManager, ranked: Ranked[]): Promise<(SnippetRow & { score: number })[]> {
   if (!ranked.length) return [];
-  const rows: { id: string; type: 'code' | 'info'; title: string | null; content: string; language: string | null; breadcrumb: string | null; token_count: number; version_id: string | null; file_path: string; ordinal: number }[] =
+  const rows: { id: string; type: 'code' | 'info'; title: string | null; content: string; language: string | null; breadcrumb: string | null; token_count: number; version_id: string | null; file_path: string; document_id: string; ordinal: number }[] =
     await em.execute(
-      `select s.id, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.version_id, s.ordinal, d.file_path
+      `select s.id, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.version_id, s.ordinal, s.document_id, d.file_path
        from snippet s join library_document d on d.id = s.document_id where s.id = any(${TEXT_ARRAY})`,
       [textArray(ranked.map((r) => r.id))],
     );
@@ -160,6 +161,7 @@ export async function loadSnippets(em: EntityManager, ranked: Ranked[]): Promise
         tokenCount: row.token_count,
         versionId: row.version_id,
         filePath: row.file_path,
+        documentId: row.document_id,
         ordinal: row.ordinal,
         score: r.score,
       },

@@ -26,6 +26,8 @@ export interface RepoConfig {
   folders: string[];
   excludeFolders: string[];
   excludeFiles: string[];
+  /** Files to index although a default exclude (tests, fixtures, generated files, changelogs, ...) leaves them out. */
+  includeFiles: string[];
   rules: string[];
   previousVersions: PreviousVersion[];
 }
@@ -34,7 +36,7 @@ export interface RepoConfig {
 export const repoConfigSchema: object = schema;
 
 export function defaultRepoConfig(): RepoConfig {
-  return { folders: [], excludeFolders: [], excludeFiles: [], rules: [], previousVersions: [] };
+  return { folders: [], excludeFolders: [], excludeFiles: [], includeFiles: [], rules: [], previousVersions: [] };
 }
 
 /** The config file to read from a repository's file list: a root-level one, `gristmill.json` first. */
@@ -85,6 +87,7 @@ export function parseRepoConfig(text: string): { config: RepoConfig; warnings: s
     config.folders = pathList(value, 'folders', warnings);
     config.excludeFolders = pathList(value, 'excludeFolders', warnings);
     config.excludeFiles = pathList(value, 'excludeFiles', warnings);
+    config.includeFiles = pathList(value, 'includeFiles', warnings);
 
     const rules = stringList(value, 'rules', warnings);
     const seenRules = new Set<string>();

@@ -1,6 +1,7 @@
 import type { RawSnippet } from './assemble.js';
 import { normalizeLanguage } from './languages.js';
-import { indentWidth, isBlank, stripIndent, stripInlineMarkup, truncateWords } from './util.js';
+import { indentWidth, isBlank, nonSpaceLength, stripIndent, stripInlineMarkup, truncateWords } from './util.js';
+import { foldVariant } from './variants.js';
 
 /**
  * Markdown / MDX: one `info` snippet per section (the text between two headings, without its fenced code blocks)
@@ -9,6 +10,11 @@ import { indentWidth, isBlank, stripIndent, stripInlineMarkup, truncateWords } f
  * MDX import/export and JSX) and treats everything else as text. Lines that show no text are left out of the
  * section text: HTML comments, lines of only tags (`<p align="center">`, `<a><img></a>` sponsor logos, JSX
  * components), lines of only images and linked images (badges), and link reference definitions.
+ *
+ * A cleaner index: code blocks that differ only by package manager are folded into one snippet with the variants
+ * (variants.ts); a code block too small to stand alone (under `inlineBelow` visible characters, `npm i x`) stays in
+ * its section's text, where it answers with the prose around it; and a section too small to stand alone is carried
+ * into the subsection that follows it.
  */
 export interface MarkdownOptions {
   /** MDX: drop import/export statements, JSX-only lines and `{/* comments *\/}`; fences may be indented freely. */
@@ -17,6 +23,8 @@ export interface MarkdownOptions {
   frontMatter: boolean;
   /** Notebooks: lines where a cell starts. A fence or comment still open there is closed first. */
   cellStarts?: ReadonlySet<number>;
+  /** Code blocks and sections with fewer visible characters are merged into their section (default 40). */
+  inlineBelow?: number;
 }
 
 interface Heading {
@@ -32,6 +40,18 @@ interface Fence {
   start: number;
   lines: string[];
   title: string | null;
+}
+
+/** A closed fence of the current section, emitted (or inlined) when the section ends. */
+interface SectionFence {
+  title: string | null;
+  content: string;
+  language: string | null;
+  info: string;
+  pos: number;
+  /** Where it stood in the section's text lines, and how many text lines came before it. */
+  at: number;
+  textBefore: number;
 }
 
 const ATX = /^ {0,3}(#{1,6})(?=[ \t]|$)(.*)$/;
@@ -90,19 +110,55 @@ export function parseMarkdown(text: string, opts: MarkdownOptions): RawSnippet[]
     return parts.length ? parts.join(' > ') : null;
   };
 
-  let section = { title: rootTitle, breadcrumb: rootTitle, pos: 0, lines: [] as string[] };
+  const inlineBelow = opts.inlineBelow ?? 40;
+  const newSection = (title: string | null, crumb: string | null, pos: number, level: number) => ({ title, breadcrumb: crumb, pos, level, lines: [] as string[], text: 0, fences: [] as SectionFence[] });
+  let section = newSection(rootTitle, rootTitle, 0, 0);
+  /** A section too small to stand alone, waiting to see whether a subsection follows to take it in. */
+  let carried: ReturnType<typeof newSection> | null = null;
+  const pushText = (line: string) => {
+    section.lines.push(line);
+    section.text++;
+  };
+  const emitInfo = (s: ReturnType<typeof newSection>) => {
+    if (s.lines.length) raws.push({ type: 'info', title: s.title, content: s.lines.join('\n'), language: null, breadcrumb: s.breadcrumb, pos: s.pos, split: 'prose' });
+  };
   const flushSection = () => {
-    if (section.lines.length) {
-      raws.push({ type: 'info', title: section.title, content: section.lines.join('\n'), language: null, breadcrumb: section.breadcrumb, pos: section.pos, split: 'prose' });
+    // Small fences join the section's text, unless even together they are too small to stand: then they stay
+    // snippets of their own (`npm i x` under a one-word section is still worth finding).
+    const small = (f: SectionFence) => nonSpaceLength(f.content, inlineBelow) < inlineBelow;
+    const chars = nonSpaceLength(section.lines.join('\n'), inlineBelow) + section.fences.filter(small).reduce((n, f) => n + nonSpaceLength(f.content), 0);
+    const inline = section.text > 0 && chars >= inlineBelow;
+    // In reverse, so that inlining a fence keeps the positions of those before it.
+    for (let k = section.fences.length - 1; k >= 0; k--) {
+      const f = section.fences[k]!;
+      if (inline && small(f)) {
+        const fenced = ['```' + (f.info.split(/\s/)[0] ?? ''), ...f.content.split('\n'), '```'];
+        if (f.at > 0 && section.lines[f.at - 1] !== '') fenced.unshift('');
+        if (f.at < section.lines.length && section.lines[f.at] !== '') fenced.push('');
+        section.lines.splice(f.at, 0, ...fenced);
+      } else {
+        raws.push({ type: 'code', title: f.title, content: f.content, language: f.language, breadcrumb: section.breadcrumb, pos: f.pos, split: 'code' });
+      }
     }
+    if (carried) emitInfo(carried);
+    carried = null;
+    if (section.lines.length && nonSpaceLength(section.lines.join('\n'), inlineBelow) < inlineBelow) carried = section;
+    else emitInfo(section);
   };
   const openHeading = (level: number, raw: string, pos: number) => {
     flushSection();
     const headingText = cleanHeading(raw);
     while (stack.length && stack[stack.length - 1]!.level >= level) stack.pop();
     stack.push({ level, text: headingText });
-    section = { title: headingText || section.title, breadcrumb: breadcrumb(), pos, lines: [] };
+    section = newSection(headingText || section.title, breadcrumb(), pos, level);
     if (!headingText) section.title = stack.slice(0, -1).reverse().find((h) => h.text)?.text ?? rootTitle;
+    if (carried && level > carried.level) {
+      // The subsection takes in the small text of its parent, which introduces it.
+      section.lines.push(...carried.lines);
+      if (section.lines[section.lines.length - 1] !== '') section.lines.push('');
+      section.text += carried.text;
+      carried = null;
+    }
     lastBlock = null;
     lastProse = [];
     paraLen = 0;
@@ -111,7 +167,11 @@ export function parseMarkdown(text: string, opts: MarkdownOptions): RawSnippet[]
   };
 
   const emitFence = (f: Fence) => {
-    raws.push({ type: 'code', title: f.title, content: f.lines.join('\n'), language: normalizeLanguage(f.info), breadcrumb: section.breadcrumb, pos: f.start, split: 'code' });
+    const fence: SectionFence = { title: f.title, content: f.lines.join('\n'), language: normalizeLanguage(f.info), info: f.info, pos: f.start, at: section.lines.length, textBefore: section.text };
+    const last = section.fences[section.fences.length - 1];
+    const folded = last && last.textBefore === section.text ? foldVariant(last, fence) : null;
+    if (folded !== null) last!.content = folded;
+    else section.fences.push(fence);
     lastBlock = 'other';
     proseOpen = false;
     paraLen = 0;
@@ -217,6 +277,7 @@ export function parseMarkdown(text: string, opts: MarkdownOptions): RawSnippet[]
         const st = SETEXT.exec(line);
         if (st) {
           const titleLine = section.lines.pop() ?? '';
+          section.text--;
           openHeading(st[1]![0] === '=' ? 1 : 2, titleLine, i - 1);
           continue;
         }
@@ -233,7 +294,7 @@ export function parseMarkdown(text: string, opts: MarkdownOptions): RawSnippet[]
     // Text. Classify it for the code-title heuristic and setext detection, then keep it.
     const trimmed = line.trim();
     if (LINK_DEFINITION.test(line)) continue;
-    section.lines.push(line);
+    pushText(line);
     const li = LIST_ITEM.exec(line);
     if (li) {
       listContent = indentWidth(li[1]!) + li[2]!.length + Math.min(4, Math.max(1, li[3]!.length));
@@ -260,6 +321,7 @@ export function parseMarkdown(text: string, opts: MarkdownOptions): RawSnippet[]
   }
   if (fence) emitFence(fence); // an unclosed fence runs to the end of the document, as in CommonMark
   flushSection();
+  if (carried) emitInfo(carried);
   return raws;
 
   function codeTitle(info: string): string | null {

@@ -9,7 +9,7 @@ import { parseMarkdown } from './markdown.js';
  * open by a markdown cell is closed where the next cell starts, and code cells get a fence longer than any backtick
  * run inside them, so no cell can swallow the next one. Invalid JSON yields no snippets.
  */
-export function parseNotebook(text: string): RawSnippet[] {
+export function parseNotebook(text: string, inlineBelow?: number): RawSnippet[] {
   let nb: unknown;
   try {
     nb = JSON.parse(text);
@@ -44,7 +44,7 @@ export function parseNotebook(text: string): RawSnippet[] {
       push(`${'#'.repeat(Math.min(6, Math.max(1, Math.floor(cell.level))))} ${source.trim()}`);
     }
   }
-  return parseMarkdown(parts.join('\n\n'), { mdx: false, frontMatter: false, cellStarts });
+  return parseMarkdown(parts.join('\n\n'), { mdx: false, frontMatter: false, cellStarts, inlineBelow });
 }
 
 function notebookLanguage(meta: Record<string, unknown>): string {

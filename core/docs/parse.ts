@@ -25,7 +25,7 @@ export function parseFile(filePath: string, content: string, options?: ParseOpti
     const text = normalizeNewlines(content);
     if (text.trim().length === 0) return [];
     try {
-      return assemble(rawSnippets(filePath, text, kind), opts);
+      return assemble(rawSnippets(filePath, text, kind, opts.minChars), opts);
     } catch {
       return assemble(plainText(filePath, text), opts);
     }
@@ -34,14 +34,15 @@ export function parseFile(filePath: string, content: string, options?: ParseOpti
   }
 }
 
-function rawSnippets(filePath: string, text: string, kind: DocKind): RawSnippet[] {
+/** `minChars`: what is smaller than this does not stand alone (Markdown merges it into its section). */
+function rawSnippets(filePath: string, text: string, kind: DocKind, minChars: number): RawSnippet[] {
   switch (kind) {
     case 'markdown':
-      return parseMarkdown(text, { mdx: extension(filePath) === 'mdx', frontMatter: true });
+      return parseMarkdown(text, { mdx: extension(filePath) === 'mdx', frontMatter: true, inlineBelow: minChars });
     case 'rst':
       return parseRst(text);
     case 'notebook':
-      return parseNotebook(text);
+      return parseNotebook(text, minChars);
     case 'source':
       return parseSource(filePath, text);
     case 'text':

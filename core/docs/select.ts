@@ -25,6 +25,14 @@ import { detectKind } from './languages.js';
  *    `zh_TW`, `pt-BR` anywhere; translated file names like README.zh-CN.md, README_ja.md, intro.fr.md.
  *    A folder named in `folders` is the user's explicit choice: the default folder rules do not apply to the path
  *    segments that entry spells out (folders: ["docs/legacy"] indexes docs/legacy, but not docs/legacy/old).
+ * 8. Gristmill's default excludes, so that a repository's own tests do not answer questions about it: test,
+ *    fixture, snapshot and mock folders (test/, tests/, __tests__/, fixtures/, testdata/, __snapshots__/, __mocks__/,
+ *    ...), test files (*.test.*, *.spec.*, *_test.go, test_*.py, *Test.java, ...), and generated declarations
+ *    (*-configuration.d.ts). Two more need the file itself and are checked as it is read (contentExclusion):
+ *    declaration files over 100 KB and source files whose header says they are generated.
+ *
+ * `includeFiles` (same patterns as `excludeFiles`) is the way back in: a file it matches is exempt from the default
+ * excludes (3, 7, 8 and contentExclusion), never from 1, 2, 4, 5 or 6.
  */
 export interface FileSelection {
   included: string[];
@@ -64,6 +72,29 @@ const DEFAULT_EXCLUDED_FILES: readonly [RegExp, string][] = [
   [new RegExp(`^code[-_]of[-_]conduct\\.${DOC_EXT}$`, 'i'), 'code of conduct'],
 ];
 const DEFAULT_EXCLUDED_FOLDER = /archive|deprecated|legacy|previous|outdated|superseded/i;
+
+const TEST_FOLDERS: ReadonlySet<string> = new Set([
+  'test',
+  'tests',
+  '__tests__',
+  '__test__',
+  'testdata',
+  'test-data',
+  'test_data',
+  'fixtures',
+  'fixture',
+  '__fixtures__',
+  '__snapshots__',
+  '__mocks__',
+]);
+const TEST_FILE = /\.(?:test|spec)\.[\w]+$|_test\.(?:go|py)$|^test_[\w-]*\.py$|_spec\.rb$|Tests?\.(?:java|kt|cs|scala)$|\.snap$/;
+const GENERATED_DECLARATION = /-configuration\.d\.[mc]?ts$/i;
+const DECLARATION = /\.d\.[mc]?ts$/i;
+/** Declaration files larger than this are generated (a runtime's or an API's whole surface), not written for readers. */
+export const DECLARATION_MAX_BYTES = 100_000;
+/** A header comment saying the file is generated (protoc, Go's convention, `@generated`, wrangler, openapi tools). */
+const GENERATED_HEADER =
+  /^[ \t]*(?:\/\/|#|\/\*+|\*|<!--|--|;)[ \t]*(?:(?:auto-?)?generated (?:by|with|from)\b|.*(?:@generated\b|\bDO NOT EDIT\b|\bauto-?generated\b|\bautomatically generated\b|\b(?:this|the) file (?:is|was|has been) generated\b))/im;
 
 /** ISO 639-1 codes of the languages docs are commonly translated into (English is never treated as a translation). */
 const LANGS = 'ar|bg|bn|ca|cs|da|de|el|es|et|fa|fi|fr|he|hi|hr|hu|id|it|ja|ko|lt|lv|ms|nb|nl|no|pl|pt|ro|ru|sk|sl|sr|sv|ta|th|tr|uk|ur|vi|zh';
@@ -161,10 +192,25 @@ function fileMatcher(raw: string): Matcher | null {
   return { pattern, test: (p) => p === pattern || p.startsWith(`${pattern}/`) };
 }
 
+interface Matchers {
+  excludeFolders: Matcher[];
+  excludeFiles: Matcher[];
+  includeFiles: Matcher[];
+  folders: (Matcher & { depth: number })[];
+}
+
+function matchers(config: RepoConfig): Matchers {
+  const files = (list: string[] | undefined) => (list ?? []).map(fileMatcher).filter((m): m is Matcher => m !== null);
+  return {
+    excludeFolders: (config?.excludeFolders ?? []).map(folderMatcher).filter((m): m is Matcher => m !== null),
+    excludeFiles: files(config?.excludeFiles),
+    includeFiles: files(config?.includeFiles),
+    folders: (config?.folders ?? []).map(includeMatcher).filter((m): m is Matcher & { depth: number } => m !== null),
+  };
+}
+
 export function selectFiles(paths: readonly string[], config: RepoConfig): FileSelection {
-  const excludeFolders = (config?.excludeFolders ?? []).map(folderMatcher).filter((m): m is Matcher => m !== null);
-  const excludeFiles = (config?.excludeFiles ?? []).map(fileMatcher).filter((m): m is Matcher => m !== null);
-  const folders = (config?.folders ?? []).map(includeMatcher).filter((m): m is Matcher & { depth: number } => m !== null);
+  const m = matchers(config);
 
   const included: string[] = [];
   const excluded: { path: string; reason: string }[] = [];
@@ -172,7 +218,7 @@ export function selectFiles(paths: readonly string[], config: RepoConfig): FileS
   for (const original of paths) {
     if (typeof original !== 'string' || seen.has(original)) continue;
     seen.add(original);
-    const reason = exclusionReason(original, excludeFolders, excludeFiles, folders);
+    const reason = exclusionReason(original, m);
     if (reason === null) included.push(original);
     else excluded.push({ path: original, reason });
   }
@@ -185,7 +231,23 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function exclusionReason(original: string, excludeFolders: Matcher[], excludeFiles: Matcher[], folders: (Matcher & { depth: number })[]): string | null {
+/**
+ * Rules that need the file itself, checked by the crawler as it reads a file selectFiles included: declaration files
+ * over DECLARATION_MAX_BYTES, and source files whose first lines say they are generated. `includeFiles` exempts a
+ * file, as it does from the other default excludes.
+ */
+export function contentExclusion(path: string, size: number, head: string, config: RepoConfig): string | null {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  if (!DECLARATION.test(name) && detectKind(path) !== 'source') return null;
+  const { includeFiles } = matchers(config);
+  if (includeFiles.some((m) => m.test(path, path.split('/').slice(0, -1), name))) return null;
+  if (DECLARATION.test(name) && size > DECLARATION_MAX_BYTES) return `default exclude: declaration file over ${DECLARATION_MAX_BYTES / 1000} KB`;
+  const firstLines = head.slice(0, 2000).split('\n', 10).join('\n');
+  if (GENERATED_HEADER.test(firstLines)) return 'default exclude: generated (says so in its header)';
+  return null;
+}
+
+function exclusionReason(original: string, { excludeFolders, excludeFiles, includeFiles, folders }: Matchers): string | null {
   const path = original.replace(/\\/g, '/').replace(/^(?:\.\/)+/, '').replace(/^\/+/, '');
   if (!path || path.endsWith('/')) return 'not a file path';
   const segments = path.split('/');
@@ -201,7 +263,8 @@ function exclusionReason(original: string, excludeFolders: Matcher[], excludeFil
   if (LOCK_FILES.test(name)) return 'lock file';
   const kind = detectKind(path);
   if (kind === null) return 'not a documentation or source file';
-  for (const [re, reason] of GENERATED) if (re.test(name)) return reason;
+  const forced = includeFiles.some((m) => m.test(path, dirs, name));
+  if (!forced) for (const [re, reason] of GENERATED) if (re.test(name)) return reason;
   if (kind === 'text' && NOT_PROSE_TXT.test(name)) return 'not documentation';
 
   for (const m of excludeFolders) if (m.test(path, dirs, name)) return `excludeFolders: ${m.pattern}`;
@@ -216,6 +279,7 @@ function exclusionReason(original: string, excludeFolders: Matcher[], excludeFil
     for (const m of hit) exempt = Math.max(exempt, Math.min(m.depth, dirs.length));
   }
 
+  if (forced) return null;
   for (const [re, what] of DEFAULT_EXCLUDED_FILES) if (re.test(name)) return `default exclude: ${what}`;
   for (let k = exempt; k < dirs.length; k++) {
     const d = dirs[k]!;
@@ -229,5 +293,8 @@ function exclusionReason(original: string, excludeFolders: Matcher[], excludeFil
     if (DOCS_LIKE.has(parent) && BARE_LANG.test(d)) return `default exclude: translated docs (${d}/)`;
   }
   if (TRANSLATED_FILE.some((re) => re.test(name))) return 'default exclude: translated docs';
+  for (let k = exempt; k < dirs.length; k++) if (TEST_FOLDERS.has(dirs[k]!.toLowerCase())) return `default exclude: tests (${dirs[k]}/)`;
+  if (TEST_FILE.test(name)) return 'default exclude: test file';
+  if (GENERATED_DECLARATION.test(name)) return 'default exclude: generated declaration file';
   return null;
 }

@@ -53,10 +53,6 @@ export const Snippet = defineEntity({
   indexes: [
     { name: 'snippet_repository_id_version_id_index', properties: ['repositoryId', 'versionId'] },
     { name: 'snippet_search_vector_index', expression: 'create index "snippet_search_vector_index" on "snippet" using gin ("search_vector")' },
-    {
-      name: 'snippet_heading_vector_index',
-      expression: 'create index "snippet_heading_vector_index" on "snippet" using gin (snippet_heading_vector(title, breadcrumb))',
-    },
   ],
 });
 export type Snippet = InferEntity<typeof Snippet>;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createAjv } from '../../core/ajv.js';
 import { CONFIG_FILE_NAMES, findConfigFile, parseRepoConfig, repoConfigSchema } from '../../core/docs/config.js';
 
-const EMPTY = { folders: [], excludeFolders: [], excludeFiles: [], rules: [], previousVersions: [] };
+const EMPTY = { folders: [], excludeFolders: [], excludeFiles: [], includeFiles: [], rules: [], previousVersions: [] };
 
 describe('parseRepoConfig', () => {
   it('reads a complete Context7 file, ignoring its extra keys silently', () => {
@@ -28,6 +28,7 @@ describe('parseRepoConfig', () => {
         folders: ['docs', 'packages/core/src'],
         excludeFolders: ['docs/internal', 'examples'],
         excludeFiles: ['CONTRIBUTING.md', 'docs/legacy*'],
+        includeFiles: [],
         rules: ['Always await queue.close() before exiting the process.', 'Use idempotent job handlers.'],
         previousVersions: [{ tag: 'v1.4.2', title: '1.x' }, { tag: 'v0.9.0' }],
       },
@@ -37,6 +38,12 @@ describe('parseRepoConfig', () => {
 
   it('accepts an empty object without warnings', () => {
     expect(parseRepoConfig('{}')).toEqual({ config: EMPTY, warnings: [] });
+  });
+
+  it('reads includeFiles like the other path lists', () => {
+    const { config, warnings } = parseRepoConfig('{"includeFiles": ["./test/**/*.md", "", 3, "CHANGELOG.md", "CHANGELOG.md"]}');
+    expect(config.includeFiles).toEqual(['test/**/*.md', 'CHANGELOG.md']);
+    expect(warnings).toEqual(['includeFiles[2] is not a string; dropped', 'includeFiles[1] is empty; dropped']);
   });
 
   it('tolerates comments, trailing commas and a BOM', () => {
@@ -148,7 +155,7 @@ describe('config file names and schema', () => {
     const validate = ajv.compile(repoConfigSchema);
     const schema = repoConfigSchema as { $schema: string; title: string; description: string; properties: Record<string, { title?: string; description?: string }> };
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
-    for (const key of ['projectTitle', 'description', 'branch', 'folders', 'excludeFolders', 'excludeFiles', 'rules', 'previousVersions']) {
+    for (const key of ['projectTitle', 'description', 'branch', 'folders', 'excludeFolders', 'excludeFiles', 'includeFiles', 'rules', 'previousVersions']) {
       expect(schema.properties[key]?.title, key).toBeTruthy();
       expect(schema.properties[key]?.description, key).toBeTruthy();
     }

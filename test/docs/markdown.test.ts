@@ -8,11 +8,10 @@ describe('Markdown: sections, breadcrumbs and code blocks (getting-started.md)',
   it('produces info snippets per section and code snippets per fence, in file order', () => {
     expect(rows(snippets)).toEqual([
       { type: 'info', title: 'Getting Started', breadcrumb: 'Getting Started', language: null },
+      // `npm install millstone` and `npm run build` are too small to stand alone: they stay in their sections' text.
       { type: 'info', title: 'Installation', breadcrumb: 'Getting Started > Installation', language: null },
-      { type: 'code', title: 'Install the package with npm', breadcrumb: 'Getting Started > Installation', language: 'bash' },
       { type: 'info', title: 'From source', breadcrumb: 'Getting Started > Installation > From source', language: null },
       { type: 'code', title: 'Clone the repository and install the dependencies', breadcrumb: 'Getting Started > Installation > From source', language: 'bash' },
-      { type: 'code', title: 'Build the TypeScript sources', breadcrumb: 'Getting Started > Installation > From source', language: 'bash' },
       { type: 'info', title: 'Configuration', breadcrumb: 'Getting Started > Configuration', language: null },
       { type: 'code', title: 'Create a queue with a connection string', breadcrumb: 'Getting Started > Configuration', language: 'ts' },
       { type: 'code', title: 'Configuration', breadcrumb: 'Getting Started > Configuration', language: 'python' },
@@ -23,7 +22,7 @@ describe('Markdown: sections, breadcrumbs and code blocks (getting-started.md)',
 
   it('counts tokens of the final content with the real tokenizer', () => {
     for (const s of snippets) expect(s.tokenCount).toBe(countTokens(s.content));
-    expect(byTitle(snippets, 'Install the package with npm').tokenCount).toBeGreaterThan(1);
+    expect(byTitle(snippets, 'Create a queue with a connection string').tokenCount).toBeGreaterThan(1);
   });
 
   it('does not index the front matter, and uses its title as the top breadcrumb', () => {
@@ -37,8 +36,11 @@ describe('Markdown: sections, breadcrumbs and code blocks (getting-started.md)',
     expect(all).not.toContain('TODO: add a screenshot');
   });
 
-  it('keeps code out of the section text but keeps lists, tables and indented code', () => {
-    expect(byTitle(snippets, 'From source').content).toBe('1. Clone the repository and install the dependencies:\n\n2. Build the TypeScript sources:');
+  it('keeps code out of the section text, but for blocks too small to stand alone, and keeps lists, tables and indented code', () => {
+    expect(byTitle(snippets, 'Installation').content).toBe(
+      'Millstone needs Node.js 20 or later and a PostgreSQL 14+ database.\n\nInstall the package with npm:\n\n```bash\nnpm install millstone\n```',
+    );
+    expect(byTitle(snippets, 'From source').content).toBe('1. Clone the repository and install the dependencies:\n\n2. Build the TypeScript sources:\n\n```sh\nnpm run build\n```');
     const config = byTitle(snippets, 'Configuration');
     expect(config.type).toBe('info');
     expect(config.content).toContain('| `concurrency` | `4` | Jobs run in parallel per worker |');
@@ -140,7 +142,7 @@ describe('Markdown headings', () => {
 
 describe('Markdown fences', () => {
   it('normalises fence languages', () => {
-    const block = (info: string) => `\`\`\`${info}\nconst value = computeSomething(42);\n\`\`\``;
+    const block = (info: string) => `\`\`\`${info}\nconst value = computeSomething(42);\nconsole.log(value);\n\`\`\``;
     const infos = ['typescript', 'TypeScript', '{python}', 'js{1,3}', 'language-js', 'shell', 'console', 'jsx:title=src/App.jsx', 'py', 'golang', 'yml', 'c++', 'ts twoslash', ''];
     const md = infos.map((i) => `Example:\n\n${block(i)}`).join('\n\n');
     const code = parseFile('a.md', md).filter((s) => s.type === 'code');
@@ -151,9 +153,9 @@ describe('Markdown fences', () => {
     const md = [
       '## Setup',
       'First create a client. The client keeps one connection pool per process:',
-      '```js\nconst client = createClient({ url });\n```',
-      '```js title="worker.js"\nconst worker = new Worker(client);\n```',
-      '```js\nawait worker.start({ concurrency: 4 });\n```',
+      '```js\nconst client = createClient({ url: process.env.URL });\n```',
+      '```js title="worker.js"\nconst worker = new Worker(client, { name: "mailer" });\n```',
+      '```js\nawait worker.start({ concurrency: 4, pollInterval: 500 });\n```',
       'For example:',
       '```js\nawait client.enqueue("email", { to: "ada@example.com" });\n```',
     ].join('\n\n');
@@ -182,18 +184,57 @@ describe('Markdown fences', () => {
   });
 
   it('runs an unclosed fence to the end of the file, and its "#" lines are not headings', () => {
-    const md = '# Doc\n\nIntro text for the document, long enough to be kept.\n\n```bash\n# install\nnpm install millstone\n# Not a heading';
+    const md = '# Doc\n\nIntro text for the document, long enough to be kept.\n\n```bash\n# install\nnpm install millstone --save-exact\n# Not a heading';
     const s = parseFile('a.md', md);
     expect(rows(s)).toEqual([
       { type: 'info', title: 'Doc', breadcrumb: 'Doc', language: null },
       { type: 'code', title: 'Intro text for the document, long enough to be kept', breadcrumb: 'Doc', language: 'bash' },
     ]);
-    expect(s[1]!.content).toBe('# install\nnpm install millstone\n# Not a heading');
+    expect(s[1]!.content).toBe('# install\nnpm install millstone --save-exact\n# Not a heading');
   });
 
-  it('skips tiny code blocks but keeps short shell commands', () => {
-    const md = 'Close it:\n\n```js\n}\n```\n\nInstall:\n\n```bash\nnpm i zod\n```\n\nA short snippet:\n\n```js\nx = 1\n```';
-    expect(parseFile('a.md', md).map((s) => s.content)).toEqual(['npm i zod']);
+  it('keeps code blocks too small to stand alone in their section, unless even together they are too small', () => {
+    const md = '## Install\n\nInstall the package, then import it where you need it:\n\n```bash\nnpm i zod\n```\n\nThat is all.';
+    expect(parseFile('a.md', md).map((s) => [s.type, s.content])).toEqual([
+      ['info', 'Install the package, then import it where you need it:\n\n```bash\nnpm i zod\n```\n\nThat is all.'],
+    ]);
+    // Too little text to take them in: tiny blocks are skipped, short shell commands kept as before.
+    const bare = 'Close it:\n\n```js\n}\n```\n\nInstall:\n\n```bash\nnpm i zod\n```\n\nOr:\n\n```js\nx = 1\n```';
+    expect(parseFile('a.md', bare).map((s) => s.content)).toEqual(['npm i zod']);
+  });
+
+  it('folds blocks that differ only by package manager into one snippet with the variants', () => {
+    const md = [
+      '## Install',
+      'Add the package to your project with the package manager you use:',
+      '```bash\nnpm install --save millstone pg\n```',
+      '```bash\nyarn add millstone pg\n```',
+      '```sh\n$ pnpm add millstone pg\n```',
+      '```bash\nnpm install millstone pg --save-exact --no-audit --no-fund\n```', // npm again: a separate block
+      'Then run the setup:',
+      '```bash\nbunx millstone init --database postgres://localhost/app\n```',
+      '```bash\nnpx millstone init --database postgres://localhost/other\n```', // not the same command
+    ].join('\n\n');
+    const code = parseFile('a.md', md).filter((s) => s.type === 'code');
+    expect(code.map((s) => s.content)).toEqual([
+      'npm install --save millstone pg\n# or, with yarn:\nyarn add millstone pg\n# or, with pnpm:\n$ pnpm add millstone pg',
+      'npm install millstone pg --save-exact --no-audit --no-fund',
+      'bunx millstone init --database postgres://localhost/app',
+      'npx millstone init --database postgres://localhost/other',
+    ]);
+    expect(code[0]!.title).toBe('Add the package to your project with the package manager you use');
+    // Text between two blocks keeps them apart.
+    const apart = '## Install\n\n```bash\nnpm install millstone pg pg-cursor pg-query-stream\n```\n\nWith Yarn instead, which some teams prefer:\n\n```bash\nyarn add millstone pg pg-cursor pg-query-stream\n```';
+    expect(parseFile('a.md', apart).filter((s) => s.type === 'code')).toHaveLength(2);
+  });
+
+  it('carries a section too small to stand alone into the subsection that follows it', () => {
+    const md = '## Hooks\n\nHooks run in order.\n\n### onRequest\n\nThe first hook of the request lifecycle, called before parsing.\n\n## Small\n\nTiny.\n\n## Next\n\nA sibling section does not take in the text of the one before it.';
+    const s = parseFile('a.md', md);
+    expect(s.map((x) => [x.breadcrumb, x.content])).toEqual([
+      ['Hooks > onRequest', 'Hooks run in order.\n\nThe first hook of the request lifecycle, called before parsing.'],
+      ['Next', 'A sibling section does not take in the text of the one before it.'],
+    ]);
   });
 });
 
@@ -210,10 +251,9 @@ describe('MDX', () => {
     for (const gone of ['import', 'export', 'section:', '<Tabs', 'TabItem', 'label="Yarn"', 'This comment', '<Callout']) expect(all).not.toContain(gone);
   });
 
-  it('finds fences indented inside JSX components', () => {
+  it('finds fences indented inside JSX components (package-manager tabs folded into one)', () => {
     expect(snippets.filter((s) => s.type === 'code').map((s) => [s.content, s.language])).toEqual([
-      ['npm install millstone', 'bash'],
-      ['yarn add millstone', 'bash'],
+      ['npm install millstone\n# or, with yarn:\nyarn add millstone', 'bash'],
       ['npx millstone doctor --database-url postgres://localhost/app', 'bash'],
     ]);
   });
@@ -270,9 +310,9 @@ describe('Markdown edge cases', () => {
   });
 
   it('keeps tabs and unicode intact', () => {
-    const md = '# Überblick\n\nDie Warteschlange speichert Aufträge in PostgreSQL — schnell und zuverlässig. 日本語のテキストも大丈夫です。\n\n```go\nfunc main() {\n\tfmt.Println("héllo")\n}\n```';
+    const md = '# Überblick\n\nDie Warteschlange speichert Aufträge in PostgreSQL — schnell und zuverlässig. 日本語のテキストも大丈夫です。\n\n```go\nfunc main() {\n\tfmt.Println("héllo, Wärme, 日本語")\n}\n```';
     const s = parseFile('a.md', md);
     expect(s[0]!.breadcrumb).toBe('Überblick');
-    expect(s[1]!.content).toBe('func main() {\n\tfmt.Println("héllo")\n}');
+    expect(s[1]!.content).toBe('func main() {\n\tfmt.Println("héllo, Wärme, 日本語")\n}');
   });
 });

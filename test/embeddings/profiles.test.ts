@@ -126,6 +126,25 @@ describe('embedding profiles', () => {
     expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${KEY}`);
   });
 
+  it('reports embedding progress after every batch, on the job and its event stream', async () => {
+    const big = new TestRepo(path.join(tmp, 'many-sections'));
+    big.write({ 'docs/guide.md': Array.from({ length: 70 }, (_, i) => `## Topic ${i}\n\nTopic ${i} explains one part of the many-sections guide in a sentence.\n`).join('\n') });
+    big.commit();
+    const res = await call('POST', '/api/v1/libs', { source: 'local', sourceUrl: big.dir });
+    const job = await waitForJob(stack, res.body.job.id);
+    expect(job.status, JSON.stringify(job)).toBe('done');
+    expect(await count(`snippet where repository_id = '/local/many-sections'`)).toBe(70);
+    expect(job).toMatchObject({ snippetsToEmbed: 70, embeddedSnippets: 70 });
+    const events: { data: { stage: string; stageDetail: string; progress: number; snippetsToEmbed?: number; embeddedSnippets?: number } }[] = await stack.orm.em
+      .fork()
+      .execute(`select data from job_event where stream = ? and event = 'progress' order by seq`, [`job:${job.id}`]);
+    const embedding = events.map((e) => e.data).filter((d) => d.stage === 'embedding');
+    expect(embedding.map((d) => d.embeddedSnippets)).toEqual([0, 32, 64, 70]); // batches of 32
+    expect(embedding.every((d) => d.snippetsToEmbed === 70)).toBe(true);
+    expect(embedding.at(-1)).toMatchObject({ progress: 95, stageDetail: '70 of 70 snippets embedded with text-embedding-3-small' });
+    for (let i = 1; i < embedding.length; i++) expect(embedding[i]!.progress).toBeGreaterThanOrEqual(embedding[i - 1]!.progress);
+  });
+
   it('fails the job with a clear error when the provider fails, writing no embeddings', async () => {
     await call('PUT', '/api/v1/settings/embedding', { profile: { id: 'broken', name: 'Broken', provider: 'remote-compatible', model: 'm', default: true, config: { baseUrl: `${fake.url}/v1`, apiKey: 'sk-revoked-key-55555' } } });
     const { body } = await call('GET', `/api/v1/jobs?repositoryId=${enc('/local/router-kit')}&limit=1`);

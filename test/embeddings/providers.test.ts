@@ -2,10 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalProvider } from '../../embeddings/local.js';
-import { EmbeddingError } from '../../embeddings/provider.js';
+import { LocalProvider, localModelPresent } from '../../embeddings/local.js';
+import { EmbeddingError, ModelUnavailableError } from '../../embeddings/provider.js';
 import { RemoteProvider } from '../../embeddings/remote.js';
 import { type FakeEmbeddings, startFakeEmbeddings, vectorFor } from '../support/fake-embeddings.js';
+import { startFakeHub } from '../support/fake-hub.js';
 import { buildTinyModel } from '../support/tiny-model.js';
 
 const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
@@ -54,6 +55,51 @@ describe('the local transformers.js provider', () => {
       expect((err as EmbeddingError).permanent).toBe(true);
       expect((err as Error).message).toContain(path.join(tmp, 'empty', 'nobody/missing-model'));
       expect((err as Error).message).toContain('EMBEDDING_ALLOW_DOWNLOADS=true');
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('the local provider downloading its model on first use', () => {
+  it('downloads from the hub into the cache, reporting progress, then loads from disk without the network', async () => {
+    const hub = await startFakeHub({ 'acme/tiny-dl': model.path });
+    const cache = path.join(tmp, 'downloads');
+    const runtime = { cacheDir: cache, allowDownloads: true, modelHost: hub.url };
+    const p = new LocalProvider('p', 'acme/tiny-dl', null, {}, runtime);
+    const seen: { loaded: number; total: number }[] = [];
+    try {
+      expect(localModelPresent('acme/tiny-dl', cache)).toBe(false);
+      await p.prepare((d) => seen.push(d));
+      expect(hub.downloads.some((u) => u.endsWith('/onnx/model.onnx'))).toBe(true);
+      expect(seen.length).toBeGreaterThan(2);
+      const last = seen.at(-1)!;
+      expect(last.loaded).toBe(last.total);
+      expect(last.total).toBeGreaterThanOrEqual(fs.statSync(path.join(model.path, 'onnx', 'model.onnx')).size);
+      expect(localModelPresent('acme/tiny-dl', cache)).toBe(true);
+      expect((await p.embed(['router']))[0]).toHaveLength(model.dimensions);
+    } finally {
+      await p.close();
+      await hub.close();
+    }
+    // Once downloaded, no hub is needed, and preparing reports nothing.
+    const again = new LocalProvider('p2', 'acme/tiny-dl', null, {}, { ...runtime, modelHost: 'http://127.0.0.1:9/' });
+    try {
+      const quiet: unknown[] = [];
+      await again.prepare((d) => quiet.push(d));
+      expect(quiet).toEqual([]);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('reports a hub it cannot reach as an unavailable model, saying where to put it', async () => {
+    const p = new LocalProvider('p', 'acme/unreachable', null, {}, { cacheDir: path.join(tmp, 'offline'), allowDownloads: true, modelHost: 'http://127.0.0.1:9/' });
+    try {
+      const err = await p.prepare().catch((e: Error) => e);
+      expect(err).toBeInstanceOf(ModelUnavailableError);
+      expect((err as Error).message).toContain(path.join(tmp, 'offline', 'acme/unreachable'));
+      expect((err as Error).message).toContain('downloading it from http://127.0.0.1:9/ failed');
     } finally {
       await p.close();
     }

@@ -181,6 +181,27 @@ describe('GET /api/v1/context', () => {
     expect(none.body).not.toContain('## Rules');
   });
 
+  it('widens text results to their section within the budget, and says nothing twice', async () => {
+    const q = (tokens: string) => text(`/api/v1/context?${new URLSearchParams({ libraryId: LIB, query: 'cleanup function', type: 'txt', searchMode: 'keyword', tokens })}`);
+    const json = await ctx({ libraryId: LIB, query: 'cleanup function', searchMode: 'keyword' });
+    const hit = json.body.snippets[0];
+    expect(hit.filePath).toBe('docs/hooks.md');
+    const wide = await q('10000');
+    // The hit (prose or code) comes with the rest of its section: the sentence and the tsx block, once each.
+    const section = wide.body.slice(wide.body.indexOf('### '), wide.body.indexOf('\n\n' + '-'.repeat(40)) >>> 0);
+    expect(section).toContain('return a cleanup function from it');
+    expect(section).toContain('```tsx\nuseEffect(() => {');
+    expect(wide.body.split('return a cleanup function from it').length).toBe(2);
+    expect(wide.body.split('const id = subscribe();').length).toBe(2);
+    // A budget that holds only the hit keeps it alone, as before.
+    const narrow = await q(String(hit.tokenCount));
+    expect(narrow.body).toContain('Result count: 1');
+    expect(narrow.body).toContain(hit.content.split('\n')[0]);
+    // (a code block's title is the sentence before it, without its final period)
+    expect(narrow.body.includes('to undo side effects.') && narrow.body.includes('```tsx\nuseEffect')).toBe(false);
+    expect(wide.body).toContain('to undo side effects.');
+  });
+
   it('answers 503 INDEXING_IN_PROGRESS while the library is pending or indexing', async () => {
     for (const state of ['pending', 'indexing']) {
       await sql(`update library set state = ? where id = ?`, [state, LIB]);
@@ -263,7 +284,8 @@ describe('Context7-compatible endpoints', () => {
     const txt = await text(`/api/v2/context?${new URLSearchParams({ libraryId: LIB, query: 'useEffect' })}`);
     expect(txt.status).toBe(200);
     expect(txt.type).toBe('text/plain; charset=utf-8');
-    expect(txt.body).toMatch(/### .+\n\nSource: .+docs\/hooks\.md#_snippet_\d+\n\n.*\n\n```tsx\nuseEffect/);
+    // The code block comes with the prose of its section (results read as text carry their neighbourhood).
+    expect(txt.body).toMatch(/### Hooks > The effect hook\n\nSource: .+docs\/hooks\.md\n\nThe useEffect hook runs after rendering.*\n\n```tsx\nuseEffect/);
     const json = await api(stack, 'GET', `/api/v2/context?${new URLSearchParams({ libraryId: LIB, query: 'useEffect', type: 'json' })}`);
     expect(Object.keys(json.body).sort()).toEqual(['codeSnippets', 'infoSnippets', 'rules']);
     expect(Object.keys(json.body.codeSnippets[0]).sort()).toEqual(['codeDescription', 'codeId', 'codeLanguage', 'codeList', 'codeTitle', 'codeTokens', 'pageTitle']);

@@ -3,74 +3,91 @@ import { keywordSearch } from '../../search/keyword.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
- * Keyword ranking tiers (search/keyword.ts), on snippets written straight into the database so each tier's size is
- * exact: heading matches of every term, then content matches of every term, then matches of one term.
+ * Keyword ranking (search/keyword.ts): BM25-style weighting in PostgreSQL over stems and exact identifiers, on
+ * snippets written straight into the database so each case is exact.
  */
 let stack: TestStack;
-const LIB = '/tiers/lib';
+const LIB = '/ranking/lib';
 const scope = { repositoryId: LIB, versionId: null };
 const sql = (q: string, params: unknown[] = []) => stack.orm.em.fork().execute(q, params);
-const search = (query: string, limit: number, candidates = 5000) => keywordSearch(stack.orm.em.fork(), scope, query, limit, { candidates });
+const search = (query: string, limit = 50, candidates = 5000) => keywordSearch(stack.orm.em.fork(), scope, query, limit, { candidates });
+const ids = async (query: string, limit = 50, candidates = 5000) => (await search(query, limit, candidates)).map((r) => r.id);
 
-async function snippet(id: string, title: string, content: string): Promise<void> {
+async function snippet(id: string, title: string, content: string, breadcrumb = 'Guide'): Promise<void> {
   await sql(
     `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at)
-     values (?, 'doc', ?, null, 'info', ?, ?, null, 'Guide', 10, 0, now())`,
-    [id, LIB, title, content],
+     values (?, 'doc', ?, null, 'info', ?, ?, null, ?, 10, 0, now())`,
+    [id, LIB, title, content, breadcrumb],
   );
 }
 
 beforeAll(async () => {
   stack = await startTestStack({ api: false, queues: [] });
-  await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values (?, 'Tiers', 'local', '/tiers', 'indexed', 0, 5, now(), now())`, [LIB]);
+  await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values (?, 'Ranking', 'local', '/ranking', 'indexed', 0, 5, now(), now())`, [LIB]);
   await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('doc', ?, 'README.md', 'x', now())`, [LIB]);
-  // Content matches that repeat both terms, so by ts_rank alone some would beat a short heading match.
-  for (let i = 0; i < 10; i++) await snippet(`b${i}`, `Other topic ${i}`, `router cache router cache router cache ${'filler '.repeat(i)}`);
-  for (let i = 0; i < 3; i++) await snippet(`a${i}`, `Router cache ${i}`, `about ${'words '.repeat(40 + i)}`);
-  for (let i = 0; i < 5; i++) await snippet(`c${i}`, `Only one ${i}`, `the router only ${'more '.repeat(i)}`);
-  await snippet('x0', 'Router cache excluded', 'router cache legacy');
-  for (let i = 0; i < 150; i++) await snippet(`p${String(i).padStart(3, '0')}`, `Plain ${i}`, `common ${'word '.repeat(i % 7)}`);
+  // "app" is everywhere, "websocket" in two snippets: the rare word decides, even against a title match.
+  for (let i = 0; i < 60; i++) await snippet(`app${String(i).padStart(2, '0')}`, `App settings ${i}`, `Configure the app with options for part ${i} of the app.`);
+  await snippet('ws-body', 'Realtime', 'Accept websocket connections on the same port as the HTTP server; each websocket gets a handler.');
+  await snippet('ws-other', 'Upgrades', 'A websocket upgrade request is answered by the upgrade handler of the app.');
+  // Stems: "scaling" and "connection" find "scale" and "connections"; identifiers match exactly and split.
+  await snippet('scale', 'Capacity', 'Scale the workers out when the queue grows; each worker keeps two connections.');
+  await snippet('hook', 'Effects', 'Call useEffect(() => subscribe(), []) to run the effect after rendering.');
+  // List numbering is not a number: "5 seconds" finds the timeout, not step 5.
+  await snippet('steps', '5. Deploy', '1. Build the image\n2. Push it\n5. Restart the service with the new image');
+  await snippet('timeout', 'Timeouts', 'The client gives up after 5 seconds without an answer.');
+  await snippet('legacy', 'Old sockets', 'websocket support in the legacy transport');
+  await sql(`update library set total_snippets = (select count(*) from snippet where repository_id = ?) where id = ?`, [LIB, LIB]);
 });
 
 afterAll(async () => {
   await stack?.stop();
 });
 
-describe('keyword ranking tiers', () => {
-  it('ranks title or breadcrumb matches of every term first, then every term, then one term, each once', async () => {
-    const ranked = await search('router cache -legacy', 50);
-    const ids = ranked.map((r) => r.id);
-    expect(new Set(ids).size).toBe(ids.length);
-    expect(ids.slice(0, 3).sort()).toEqual(['a0', 'a1', 'a2']);
-    expect(ids.slice(3, 13).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `b${i}`));
-    expect(ids.slice(13).sort()).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
-    expect(ids).not.toContain('x0');
-    // Scores fall from tier to tier, so fusion and callers see one ordering.
-    for (let i = 1; i < ranked.length; i++) expect(ranked[i]!.score).toBeLessThanOrEqual(ranked[i - 1]!.score);
+describe('keyword ranking', () => {
+  it('weighs terms by rarity: a rare word in a body beats a common word in a title', async () => {
+    const ranked = await ids('How do I accept websocket connections in my app?');
+    expect(ranked.slice(0, 2)).toEqual(['ws-body', 'ws-other']);
+    // Every snippet with either word is there, each once, scores falling.
+    expect(new Set(ranked).size).toBe(ranked.length);
+    const scores = (await search('websocket app')).map((r) => r.score);
+    for (let i = 1; i < scores.length; i++) expect(scores[i]!).toBeLessThanOrEqual(scores[i - 1]!);
   });
 
-  it('fills a page from the tiers in order when the first ones are short', async () => {
-    const ids = (await search('router cache -legacy', 5)).map((r) => r.id);
-    expect(ids.slice(0, 3).sort()).toEqual(['a0', 'a1', 'a2']);
-    expect(ids.slice(3)).toEqual([expect.stringMatching(/^b/), expect.stringMatching(/^b/)]);
+  it('matches English stems beside exact identifiers', async () => {
+    expect((await ids('scaling')).slice(0, 1)).toEqual(['scale']);
+    expect(await ids('connection')).toEqual(expect.arrayContaining(['scale', 'ws-body']));
+    expect((await ids('useEffect'))[0]).toBe('hook');
+    expect((await ids('use effect'))[0]).toBe('hook'); // the identifier split
   });
 
-  it('ranks at most SEARCH_RANK_CANDIDATES matches of a tier, and still fills the page', async () => {
-    const all = await search('common', 100, 150);
-    const capped = await search('common', 100, 100);
-    expect(all).toHaveLength(100);
-    expect(capped).toHaveLength(100);
-    // The bound changes which rows were ranked (the first 100 found), not the order rules among them.
-    expect(capped.map((r) => r.id)).not.toEqual(all.map((r) => r.id));
-    for (let i = 1; i < capped.length; i++) expect(capped[i]!.score).toBeLessThanOrEqual(capped[i - 1]!.score);
+  it('does not match a bare number against list numbering', async () => {
+    expect((await ids('5 seconds'))[0]).toBe('timeout');
+    expect(await ids('5')).not.toContain('steps');
+    expect((await ids('restart the service'))[0]).toBe('steps'); // the list's text is still there
   });
-});
 
-describe('keyword query syntax', () => {
-  it('leaves out excluded words and phrases in every tier', async () => {
-    expect((await search('router cache', 50)).map((r) => r.id)).toContain('x0');
-    expect((await search('router cache -legacy', 50)).map((r) => r.id)).not.toContain('x0');
-    expect((await search('router -"cache legacy"', 50)).map((r) => r.id)).not.toContain('x0');
-    expect((await search('router -"cache legacy"', 50)).map((r) => r.id)).toContain('c0');
+  it('leaves out excluded words and phrases', async () => {
+    expect(await ids('websocket')).toContain('legacy');
+    expect(await ids('websocket -legacy')).not.toContain('legacy');
+    expect(await ids('websocket -"legacy transport"')).not.toContain('legacy');
+    expect(await ids('websocket -"legacy transport"')).toContain('ws-body');
+  });
+
+  it('reads at most `candidates` matches of a common word, and still ranks every match of a rare one', async () => {
+    const capped = await ids('app websocket', 50, 20);
+    expect(capped).toEqual(expect.arrayContaining(['ws-body', 'ws-other']));
+    expect(capped.length).toBeLessThanOrEqual(2 + 20);
+    expect(await ids('app', 100, 10)).toHaveLength(10);
+  });
+
+  it('takes a huge query without planning a huge statement: the first distinct terms count', async () => {
+    const words = Array.from({ length: 4000 }, (_, i) => `zq${i}`);
+    expect(await ids(['websocket', ...words].join(' '))).toEqual(await ids('websocket'));
+  });
+
+  it('answers the same order for equal scores, by snippet id', async () => {
+    const first = await ids('settings');
+    expect(first.length).toBeGreaterThan(10);
+    expect(await ids('settings')).toEqual(first);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { applyBudget, contextParams } from '../../search/context.js';
 import { context7LibraryId } from '../../search/context7.js';
-import { parseQuery, splitIdentifiers } from '../../search/keyword.js';
+import { MAX_TERMS, parseQuery, splitIdentifiers } from '../../search/keyword.js';
+import { joinSection, overlapLines } from '../../search/neighbourhood.js';
 import { fuse } from '../../search/search.js';
 import { ScanPool } from '../../search/scan-pool.js';
 import { Matrix, MatrixTooLargeError, normalise, topK, VectorCache } from '../../search/vectors.js';
@@ -15,6 +16,9 @@ describe('search helpers', () => {
     expect(parseQuery('how do I use the "data cache" -legacy or router')).toEqual({ include: ['data cache', 'router'], exclude: ['legacy'] });
     expect(parseQuery('how to')).toEqual({ include: ['how', 'to'], exclude: [] });
     expect(parseQuery('!!! ---')).toEqual({ include: [], exclude: [] });
+    // Repeats count once, and a query uses at most MAX_TERMS terms (each is ranked on its own in SQL).
+    expect(parseQuery('Router router ROUTER cache')).toEqual({ include: ['ROUTER', 'cache'], exclude: [] });
+    expect(parseQuery(Array.from({ length: 500 }, (_, i) => `w${i}`).join(' ')).include).toHaveLength(MAX_TERMS);
   });
 
   it('fuses by weighted reciprocal rank; alpha 0 and 1 are one list alone; ties by id', () => {
@@ -24,6 +28,19 @@ describe('search helpers', () => {
     expect(fuse(kw, sem, 1, 10).map((r) => r.id)).toEqual(['c', 'a']);
     expect(fuse(kw, sem, 0.5, 10).map((r) => r.id)).toEqual(['a', 'c', 'b']); // c is rank 1 of semantic, b rank 2 of keyword
     expect(fuse([{ id: 'y', score: 1 }], [{ id: 'x', score: 1 }], 0.5, 10).map((r) => r.id)).toEqual(['x', 'y']);
+  });
+
+  it('joins a section: prose as it is, code fenced, the repeated lines of split parts once', () => {
+    expect(overlapLines('a\nb\nc', 'b\nc\nd')).toBe(2);
+    expect(overlapLines('a\nb', 'c\nd')).toBe(0);
+    expect(overlapLines('a', 'a')).toBe(0); // a part is never all overlap
+    const parts = [
+      { type: 'info' as const, title: 'Setup (part 1/2)', content: 'One.\nTwo.\nThree.', language: null },
+      { type: 'info' as const, title: 'Setup (part 2/2)', content: 'Two.\nThree.\nFour.', language: null },
+      { type: 'code' as const, title: 'Run it', content: 'npm start', language: 'bash' },
+      { type: 'info' as const, title: 'Other', content: 'Two.\nFive.', language: null },
+    ];
+    expect(joinSection(parts)).toBe('One.\nTwo.\nThree.\nFour.\n\n```bash\nnpm start\n```\n\nTwo.\nFive.');
   });
 
   it('applies the budget: the first is always kept, then while they fit', () => {

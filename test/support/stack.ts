@@ -26,6 +26,9 @@ export const TEST_ENV = {
   // The fakes of third parties (post pages, git hosts, push services) listen on 127.0.0.1; the guard is strict
   // about everything else, and test/security/ starts stacks that allow less.
   OUTBOUND_ALLOW: '127.0.0.1',
+  // Tests never download a model: a test that wants the download path gives its own fake hub.
+  EMBEDDING_ALLOW_DOWNLOADS: 'false',
+  EMBEDDING_MODEL_HOST: 'http://127.0.0.1:9/',
 };
 
 /**

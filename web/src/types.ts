@@ -38,6 +38,9 @@ export interface IndexJob {
   progress: number;
   totalFiles: number;
   processedFiles: number;
+  /** Stage `embedding`: snippets to embed, and embedded so far. */
+  snippetsToEmbed?: number | null;
+  embeddedSnippets?: number | null;
   stage: string;
   stageDetail: string | null;
   error: string | null;

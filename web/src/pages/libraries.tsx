@@ -191,7 +191,12 @@ function AddLibrary({ onAdded }: { onAdded: () => Promise<void> }) {
 function JobLine({ job, what }: { job: IndexJob | undefined; what: string }) {
   if (!job) return null;
   if (ACTIVE.has(job.status)) {
-    const files = job.totalFiles ? ` · ${job.processedFiles}/${job.totalFiles} files` : '';
+    const files =
+      job.stage === 'embedding' && job.snippetsToEmbed
+        ? ` · ${job.embeddedSnippets ?? 0}/${job.snippetsToEmbed} snippets embedded`
+        : job.totalFiles
+          ? ` · ${job.processedFiles}/${job.totalFiles} files`
+          : '';
     return (
       <div class="job" data-testid="job-progress">
         <Progress value={job.progress} label={`Indexing ${what}`} />

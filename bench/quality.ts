@@ -1,0 +1,236 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { loadConfig, TASK_QUEUE_NAMES } from '../core/config.js';
+import { createLogger } from '../core/log.js';
+import { startStack } from '../runtime/stack.js';
+import { freePort } from '../test/support/ports.js';
+import { buildTinyModel } from '../test/support/tiny-model.js';
+
+const run = promisify(execFile);
+
+/**
+ * Retrieval quality on real documentation nobody here wrote. Each corpus is a set of npm packages fetched at run
+ * time with `npm pack` (never committed), unpacked whole, the way a user registers a repository folder, and indexed
+ * through the real pipeline; its questions (bench/quality/*.json, our own text) are asked through the context
+ * endpoint. A question is answered at the rank of the first snippet from one of its labelled files; figures are
+ * hit@1, hit@3, hit@5 and MRR@10, per search mode:
+ *
+ * - keyword;
+ * - semantic and hybrid with the tiny test model (test/support/tiny-model.ts: a few dozen words of meaning, so this
+ *   mostly shows that fusion does not lose what keyword search found);
+ * - semantic and hybrid with a real model when QUALITY_EMBEDDINGS_URL names an OpenAI-compatible embeddings server
+ *   (QUALITY_EMBEDDINGS_MODEL, default all-MiniLM-L6-v2; QUALITY_EMBEDDINGS_KEY if it wants one).
+ *
+ * `fastify-pino.json` is the main corpus; `undici.json` is the independent one, never used to tune ranking, so its
+ * figures show whether a change generalises. QUALITY_VERBOSE=<corpus> lists that corpus's misses (rank over 5).
+ * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,tiny,remote`) chooses the phases.
+ */
+
+interface Question {
+  library: string;
+  question: string;
+  answers: string[];
+  wording: 'docs' | 'own';
+}
+interface Corpus {
+  name: string;
+  packages: { name: string; version: string }[];
+  questions: Question[];
+}
+interface Row {
+  mode: string;
+  ranks: (number | null)[];
+  ms: number[];
+}
+
+const ALPHAS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
+
+async function corpora(): Promise<Corpus[]> {
+  const dir = path.join(import.meta.dirname, 'quality');
+  const only = process.env.QUALITY_CORPUS;
+  const out: Corpus[] = [];
+  for (const file of (await fs.readdir(dir)).filter((f) => f.endsWith('.json')).sort()) {
+    const name = file.replace(/\.json$/, '');
+    if (only && only !== name) continue;
+    const data = JSON.parse(await fs.readFile(path.join(dir, file), 'utf8')) as Omit<Corpus, 'name'>;
+    out.push({ name, ...data });
+  }
+  // The main corpus first.
+  return out.sort((a, b) => Number(a.name === 'undici') - Number(b.name === 'undici'));
+}
+
+/** `npm pack` into a temporary folder, unpacked into `<root>/<package name>` (the library id is then /local/<name>). */
+async function unpack(root: string, pkg: { name: string; version: string }): Promise<string> {
+  const tarballs = path.join(root, 'tarballs');
+  await fs.mkdir(tarballs, { recursive: true });
+  const { stdout } = await run('npm', ['pack', `${pkg.name}@${pkg.version}`, '--pack-destination', tarballs, '--silent'], { maxBuffer: 1 << 20 });
+  const tarball = path.join(tarballs, stdout.trim().split('\n').at(-1)!);
+  const dest = path.join(root, 'corpus', pkg.name);
+  await fs.mkdir(dest, { recursive: true });
+  await run('tar', ['xzf', tarball, '-C', dest, '--strip-components=1']);
+  return dest;
+}
+
+const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]! : 0);
+
+function metrics(ranks: (number | null)[]) {
+  const n = ranks.length || 1;
+  const hit = (k: number) => ranks.filter((r) => r !== null && r <= k).length / n;
+  const mrr = ranks.reduce<number>((s, r) => s + (r !== null && r <= 10 ? 1 / r : 0), 0) / n;
+  return { h1: hit(1), h3: hit(3), h5: hit(5), mrr };
+}
+
+export async function quality(): Promise<void> {
+  const list = await corpora();
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-bench-quality-'));
+  await fs.chmod(dir, 0o755);
+  const [port, pgPort, tPort, uiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const config = loadConfig({
+    DATA_DIR: path.join(dir, 'data'),
+    PORT: String(port),
+    EMBEDDED_POSTGRES_PORT: String(pgPort),
+    TEMPORAL_PORT: String(tPort),
+    TEMPORAL_UI_PORT: String(uiPort),
+    LOG_LEVEL: 'warn',
+    EMBEDDING_ALLOW_DOWNLOADS: 'false',
+    ...(process.env.TEMPORAL_CLI && { TEMPORAL_CLI: process.env.TEMPORAL_CLI }),
+  });
+  const packages = [...new Map(list.flatMap((c) => c.packages).map((p) => [p.name, p])).values()];
+  console.log(`machine: ${os.cpus().length} cores, node ${process.version}`);
+  console.log(`packages: ${packages.map((p) => `${p.name}@${p.version}`).join(', ')} (npm pack, unpacked whole)`);
+  const folders = new Map<string, string>();
+  for (const p of packages) folders.set(p.name, await unpack(dir, p));
+
+  const stack = await startStack({ config, log: createLogger('warn'), api: true, queues: TASK_QUEUE_NAMES, services: 'embedded' });
+  const url = stack.api!.url;
+  const call = async (method: string, p: string, body?: unknown) => {
+    const res = await fetch(url + p, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = (await res.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  /** Waits until no indexing job is queued or running; a failed one stops the benchmark. */
+  const settle = async () => {
+    for (;;) {
+      const { jobs } = await call('GET', '/api/v1/jobs?limit=200');
+      const failed = (jobs as { status: string; error: string | null }[]).find((j) => j.status === 'failed');
+      if (failed) throw new Error(`an indexing job failed: ${failed.error}`);
+      if ((jobs as { status: string }[]).every((j) => j.status === 'done')) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+  const activate = async (profile: Record<string, unknown>) => {
+    const t0 = performance.now();
+    await call('PUT', '/api/v1/settings/embedding', { profile: { ...profile, default: true } });
+    await settle();
+    return performance.now() - t0;
+  };
+
+  const ask = async (q: Question, mode: string, alpha?: number) => {
+    const params = new URLSearchParams({ libraryId: `/local/${q.library}`, query: q.question, searchMode: mode });
+    if (alpha !== undefined) params.set('alpha', String(alpha));
+    const t0 = performance.now();
+    const body = await call('GET', `/api/v1/context?${params}`);
+    const ms = performance.now() - t0;
+    if (body.searchMode !== mode) throw new Error(`asked ${mode}, ran ${body.searchMode}`);
+    const files = (body.snippets as { filePath: string }[]).map((s) => s.filePath);
+    const at = files.findIndex((f) => q.answers.includes(f));
+    return { rank: at < 0 ? null : at + 1, ms, top: files.slice(0, 3) };
+  };
+  const rows = new Map<string, Row[]>(list.map((c) => [c.name, []]));
+  const sweeps = new Map<string, string[]>(list.map((c) => [c.name, []]));
+  const evaluate = async (label: string, mode: string, alpha?: number) => {
+    for (const c of list) {
+      const row: Row = { mode: label, ranks: [], ms: [] };
+      for (const q of c.questions) {
+        const a = await ask(q, mode, alpha);
+        row.ranks.push(a.rank);
+        row.ms.push(a.ms);
+        if (process.env.QUALITY_VERBOSE === c.name && (a.rank === null || a.rank > 5)) {
+          console.log(`  miss [${label}] ${q.library}: "${q.question}" rank ${a.rank ?? '-'}; top: ${a.top.join(', ')}`);
+        }
+      }
+      rows.get(c.name)!.push(row);
+    }
+  };
+  const sweep = async (label: string) => {
+    for (const c of list) {
+      const figures: string[] = [];
+      for (const alpha of ALPHAS) {
+        const ranks: (number | null)[] = [];
+        for (const q of c.questions) ranks.push((await ask(q, 'hybrid', alpha)).rank);
+        figures.push(`${alpha.toFixed(1)}: ${metrics(ranks).mrr.toFixed(2)}`);
+      }
+      sweeps.get(c.name)!.push(`  hybrid MRR@10 by alpha (${label}): ${figures.join('  ')}`);
+    }
+  };
+
+  try {
+    // Keyword only first: a `none` profile is the active one.
+    await call('PUT', '/api/v1/settings/embedding', { profile: { id: 'keyword-only', name: 'keyword only', provider: 'none', default: true } });
+    const t0 = performance.now();
+    for (const p of packages) await call('POST', '/api/v1/libs', { source: 'local', sourceUrl: folders.get(p.name) });
+    await settle();
+    console.log(`indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s (no embeddings)`);
+    const stats: { repository_id: string; n: number; tests: number; declarations: number; tiny: number; chars: number }[] = await stack.orm.em.fork().execute(
+      `select s.repository_id, count(*)::int as n,
+         count(*) filter (where d.file_path ~* '(^|/)(tests?|__tests__|fixtures?|__snapshots__)/|[.](test|spec)[.]')::int as tests,
+         count(*) filter (where d.file_path like '%.d.ts')::int as declarations,
+         count(*) filter (where length(regexp_replace(s.content, '\\s', '', 'g')) < 40)::int as tiny,
+         sum(length(s.content))::int as chars
+       from snippet s join library_document d on d.id = s.document_id group by s.repository_id order by 1`,
+    );
+    for (const s of stats) {
+      console.log(
+        `  ${s.repository_id}: ${s.n} snippets (${(s.chars / 1024).toFixed(0)} KiB); from tests or fixtures ${s.tests}, from .d.ts ${s.declarations}, under 40 characters ${s.tiny}`,
+      );
+    }
+    await evaluate('keyword', 'keyword');
+
+    const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,tiny,remote').split(','));
+    if (phases.has('tiny')) {
+      const tiny = await buildTinyModel(path.join(dir, 'model'), { hidden: 384 });
+      const tinyMs = await activate({ id: 'tiny', name: 'tiny test model', provider: 'local-transformers', model: 'tiny-bert', config: { modelPath: tiny.path } });
+      console.log(`embedded with the tiny test model in ${(tinyMs / 1000).toFixed(1)} s`);
+      await evaluate('semantic (tiny model)', 'semantic');
+      await evaluate('hybrid (tiny model, default alpha)', 'hybrid');
+      await sweep('tiny model');
+    }
+
+    const remote = process.env.QUALITY_EMBEDDINGS_URL;
+    if (remote && phases.has('remote')) {
+      const model = process.env.QUALITY_EMBEDDINGS_MODEL ?? 'all-MiniLM-L6-v2';
+      const ms = await activate({
+        id: 'real',
+        name: model,
+        provider: 'remote-compatible',
+        model,
+        config: { baseUrl: remote, timeoutMs: 600_000, batchSize: 16, ...(process.env.QUALITY_EMBEDDINGS_KEY && { apiKey: process.env.QUALITY_EMBEDDINGS_KEY }) },
+      });
+      console.log(`embedded with ${model} in ${(ms / 1000).toFixed(1)} s`);
+      await evaluate(`semantic (${model})`, 'semantic');
+      await evaluate(`hybrid (${model}, default alpha)`, 'hybrid');
+      await sweep(model);
+    } else console.log('QUALITY_EMBEDDINGS_URL is not set: no figures with a real embedding model');
+
+    for (const c of list) {
+      const own = c.questions.filter((q) => q.wording === 'own').length;
+      console.log(`\n${c.name}: ${c.questions.length} questions (${c.questions.length - own} in the documentation's words, ${own} in a developer's)`);
+      console.log(`  ${'mode'.padEnd(40)} hit@1  hit@3  hit@5  MRR@10  MRR docs/own  p50 ms  p95 ms`);
+      for (const r of rows.get(c.name)!) {
+        const m = metrics(r.ranks);
+        const by = (w: string) => metrics(r.ranks.filter((_, i) => c.questions[i]!.wording === w)).mrr.toFixed(2);
+        console.log(
+          `  ${r.mode.padEnd(40)} ${m.h1.toFixed(2)}   ${m.h3.toFixed(2)}   ${m.h5.toFixed(2)}   ${m.mrr.toFixed(2)}    ${by('docs')} / ${by('own')}   ${pct(r.ms, 50).toFixed(0).padStart(5)}   ${pct(r.ms, 95).toFixed(0).padStart(5)}`,
+        );
+      }
+      for (const line of sweeps.get(c.name)!) console.log(line);
+    }
+  } finally {
+    await stack.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}

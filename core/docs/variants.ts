@@ -1,0 +1,45 @@
+/**
+ * Code blocks that differ only by package manager (`npm install x`, then `yarn add x`, then `pnpm add x`, often in
+ * tabs) say one thing: they are folded into one snippet that lists the variants, instead of one snippet each with
+ * the same title.
+ */
+
+const MANAGERS = new Set(['npm', 'npx', 'yarn', 'pnpm', 'pnpx', 'bun', 'bunx', 'deno']);
+/** Subcommands that name the action, not a package: `npm install x` and `yarn add x` install the same x. */
+const ACTIONS = new Set(['install', 'i', 'add', 'remove', 'rm', 'uninstall', 'un', 'run', 'exec', 'dlx', 'x', 'create', 'init', 'global', 'ci', 'update', 'up', 'upgrade']);
+/** npx runs npm's packages, pnpx pnpm's, bunx bun's. */
+const FAMILY: Record<string, string> = { npx: 'npm', pnpx: 'pnpm', bunx: 'bun' };
+const SHELL = new Set(['bash', 'sh', 'shell', 'zsh', 'console', 'shellscript', 'powershell', 'fish', 'cmd', 'batch', 'text']);
+
+/** The manager of a block and what it acts on, when every line is one manager's command; else null. */
+export function managerCommand(content: string, language: string | null): { manager: string; key: string } | null {
+  if (language !== null && !SHELL.has(language)) return null;
+  let manager: string | null = null;
+  const keys: string[] = [];
+  for (const raw of content.split('\n')) {
+    const line = raw.trim().replace(/^[$>]\s+/, '');
+    if (!line || line.startsWith('#')) continue;
+    const words = line.split(/\s+/);
+    const m = words[0]!.toLowerCase();
+    if (!MANAGERS.has(m)) return null;
+    const family = FAMILY[m] ?? m;
+    if (manager !== null && manager !== family) return null;
+    manager = family;
+    keys.push(words.slice(1).filter((w, i) => !w.startsWith('-') && !(i === 0 && ACTIONS.has(w.toLowerCase()))).join(' '));
+  }
+  return manager === null ? null : { manager, key: keys.join('\n') };
+}
+
+/**
+ * `next` folded into `previous` when both are the same command for different package managers (and `previous` does
+ * not already list that manager); else null. Each variant after the first is introduced by a `# or, with <manager>:`
+ * comment line.
+ */
+export function foldVariant(previous: { content: string; language: string | null }, next: { content: string; language: string | null }): string | null {
+  const first = managerCommand(previous.content.split('\n# or, with ')[0]!, previous.language);
+  const other = managerCommand(next.content, next.language);
+  if (!first || !other || first.key !== other.key) return null;
+  const listed = [first.manager, ...[...previous.content.matchAll(/^# or, with ([\w-]+):$/gm)].map((m) => m[1])];
+  if (listed.includes(other.manager)) return null;
+  return `${previous.content}\n# or, with ${other.manager}:\n${next.content}`;
+}
