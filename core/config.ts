@@ -175,10 +175,25 @@ export function taskQueue(config: Pick<Config, 'taskQueuePrefix'>, name: QueueNa
   return `${config.taskQueuePrefix}${name}`;
 }
 
+/**
+ * The kinds of transcription backend (README, "The transcription backend"): `callback` speaks Gristmill's own
+ * submit-and-webhook contract; the others answer each request with the transcript (transcription/backends/).
+ */
+export const ASR_BACKENDS = ['callback', 'openai', 'whisper-cpp', 'whisper-asr'] as const;
+export type AsrBackendKind = (typeof ASR_BACKENDS)[number];
+
 export interface TranscriptionConfig {
+  /** Which protocol the backend speaks (ASR_BACKEND). */
+  asrBackend: AsrBackendKind;
   /** The transcription backend; unset: jobs that need it fail with a message saying so (captions still work). */
   asrBaseUrl: string | undefined;
   asrApiKey: string | undefined;
+  /** The model asked for (OpenAI-compatible servers), or the one the server runs, for the job's record. */
+  asrModel: string | undefined;
+  /** The spoken language (ISO 639-1) sent to synchronous backends; unset: the model detects it. */
+  asrLanguage: string | undefined;
+  /** Synchronous backends: the largest audio file sent in one request; longer audio is split at silences. */
+  asrChunkMaxBytes: number;
   /** Largest webhook body (segment lists of long recordings are large). */
   asrWebhookBodyLimitBytes: number;
   uploadMaxBytes: number;
@@ -203,9 +218,21 @@ export interface TranscriptionConfig {
 function transcriptionConfig(env: Env): TranscriptionConfig {
   const asrApiKey = str(env, 'ASR_API_KEY');
   registerSecret(asrApiKey);
+  const asrBackend = (str(env, 'ASR_BACKEND') ?? 'callback').toLowerCase() as AsrBackendKind;
+  if (!ASR_BACKENDS.includes(asrBackend)) throw new ConfigError(`ASR_BACKEND must be one of ${ASR_BACKENDS.join(', ')}`);
+  const asrLanguage = str(env, 'ASR_LANGUAGE')?.toLowerCase();
+  if (asrLanguage !== undefined && !/^[a-z]{2,3}$/.test(asrLanguage)) {
+    throw new ConfigError(`ASR_LANGUAGE must be a language code such as en or de, got "${asrLanguage}"`);
+  }
+  const asrChunkMaxBytes = parseSize('ASR_CHUNK_MAX_BYTES', str(env, 'ASR_CHUNK_MAX_BYTES') ?? '24mb');
+  if (asrChunkMaxBytes < 64 * 1024) throw new ConfigError('ASR_CHUNK_MAX_BYTES must be at least 64kb (2 seconds of audio)');
   return {
+    asrBackend,
     asrBaseUrl: url(env, 'ASR_BASE_URL')?.replace(/\/+$/, ''),
     asrApiKey,
+    asrModel: str(env, 'ASR_MODEL') ?? (asrBackend === 'openai' ? 'whisper-1' : undefined),
+    asrLanguage,
+    asrChunkMaxBytes,
     asrWebhookBodyLimitBytes: parseSize('ASR_WEBHOOK_BODY_LIMIT', str(env, 'ASR_WEBHOOK_BODY_LIMIT') ?? '50mb'),
     uploadMaxBytes: parseSize('UPLOAD_MAX_BYTES', str(env, 'UPLOAD_MAX_BYTES') ?? '2gb'),
     modelWaitMaxMs: int(env, 'TRANSCRIPTION_MODEL_WAIT_MAX_MS', 600_000, 10, 86_400_000),
