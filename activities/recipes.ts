@@ -277,7 +277,7 @@ export function createRecipeActivities(deps: ActivityDeps) {
         if (x.structured) return { value: { via: 'json-ld', name: x.structured.name }, results: { recipe: x.structured as unknown as Record<string, unknown> } };
         if (!r.llmBaseUrl) throw new PermanentError('No language model is configured: set LLM_API_BASE_URL (and LLM_API_KEY, LLM_MODEL)');
         const parsed = await parseWithModel(
-          { baseUrl: r.llmBaseUrl, apiKey: r.llmApiKey, model: r.llmModel },
+          { baseUrl: r.llmBaseUrl, apiKey: r.llmApiKey, model: r.llmModel, style: r.llmApiStyle },
           { url: item.url, title: x.title, text, thumbnail: item.results.thumbnail },
           ctx,
         );

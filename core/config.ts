@@ -250,6 +250,13 @@ function transcriptionConfig(env: Env): TranscriptionConfig {
 export const RECIPE_MANAGERS = ['mealie', 'tandoor'] as const;
 export type RecipeManagerKind = (typeof RECIPE_MANAGERS)[number];
 
+/**
+ * How the language model is asked (recipes/llm.ts): `openai`, chat completions with a `json_schema` response format;
+ * `ollama`, Ollama's native chat API with the schema as its `format`.
+ */
+export const LLM_API_STYLES = ['openai', 'ollama'] as const;
+export type LlmApiStyle = (typeof LLM_API_STYLES)[number];
+
 export interface RecipesConfig {
   /** Items processed at once (the `recipes` concurrency pool). */
   concurrency: number;
@@ -267,6 +274,7 @@ export interface RecipesConfig {
   llmBaseUrl: string | undefined;
   llmApiKey: string | undefined;
   llmModel: string;
+  llmApiStyle: LlmApiStyle;
   manager: RecipeManagerKind;
   /** Where Gristmill reaches the recipe manager's API; unset: items fail at uploading saying so. */
   managerBaseUrl: string | undefined;
@@ -286,6 +294,8 @@ function recipesConfig(env: Env): RecipesConfig {
   registerSecret(managerToken);
   const manager = (str(env, 'RECIPE_MANAGER') ?? 'mealie').toLowerCase() as RecipeManagerKind;
   if (!RECIPE_MANAGERS.includes(manager)) throw new ConfigError(`RECIPE_MANAGER must be one of ${RECIPE_MANAGERS.join(', ')}`);
+  const llmApiStyle = (str(env, 'LLM_API_STYLE') ?? 'openai').toLowerCase() as LlmApiStyle;
+  if (!LLM_API_STYLES.includes(llmApiStyle)) throw new ConfigError(`LLM_API_STYLE must be one of ${LLM_API_STYLES.join(', ')}`);
   const base = (name: string) => url(env, name)?.replace(/\/+$/, '');
   const cookiesFile = str(env, 'RECIPE_COOKIES_FILE');
   return {
@@ -298,6 +308,7 @@ function recipesConfig(env: Env): RecipesConfig {
     llmBaseUrl: base('LLM_API_BASE_URL'),
     llmApiKey,
     llmModel: str(env, 'LLM_MODEL') ?? 'gpt-4o-mini',
+    llmApiStyle,
     manager,
     managerBaseUrl: base('RECIPE_MANAGER_BASE_URL'),
     managerPublicUrl: base('RECIPE_MANAGER_PUBLIC_URL'),
