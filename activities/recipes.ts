@@ -14,13 +14,14 @@ import {
   type StepInput,
 } from '../recipes/contract.js';
 import { type Extracted, extractPost } from '../recipes/extract.js';
-import { type CallContext, readBytes, RecoverableError, request, statusFailure } from '../recipes/http.js';
+import { type CallContext, readBytes, request, statusFailure } from '../recipes/http.js';
 import { parseWithModel } from '../recipes/llm.js';
 import { createRecipe, type ManagerTarget, managerName, putImage } from '../recipes/managers.js';
 import { overallProgress, withPhase } from '../recipes/phases.js';
 import type { SchemaRecipe } from '../recipes/recipe.js';
 import { type Tool, Tools } from '../runtime/tools.js';
 import type { ActivityDeps } from './deps.js';
+import { retryLater } from './retry-later.js';
 
 /** Retry-After beyond this is not waited for in full: the next attempt comes after 5 minutes at the latest. */
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
@@ -61,18 +62,6 @@ function activityContext(): { attempt: number; signal: AbortSignal; heartbeat: (
   if (!c) return { attempt: 1, signal: new AbortController().signal, heartbeat: () => undefined };
   const ctx = c;
   return { attempt: ctx.info.attempt, signal: ctx.cancellationSignal, heartbeat: () => ctx.heartbeat() };
-}
-
-/** A recoverable failure with the server's Retry-After becomes a Temporal failure that waits that long. */
-function toFailure(err: unknown): unknown {
-  if (err instanceof RecoverableError && err.retryAfterMs !== undefined) {
-    return ApplicationFailure.create({
-      message: err.message,
-      type: 'RecoverableError',
-      nextRetryDelay: Math.min(Math.max(0, err.retryAfterMs), MAX_RETRY_AFTER_MS),
-    });
-  }
-  return err;
 }
 
 const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -203,7 +192,7 @@ export function createRecipeActivities(deps: ActivityDeps) {
       if (!a.signal.aborted) {
         log.warn(`${phase} attempt failed`, { itemId: input.itemId, attempt: a.attempt, error: (err as Error).message, permanent: err instanceof PermanentError });
       }
-      throw toFailure(err);
+      throw retryLater(err, MAX_RETRY_AFTER_MS);
     } finally {
       clearInterval(beat);
     }

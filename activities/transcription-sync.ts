@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../core/config.js';
-import { PermanentError, RecoverableError } from '../core/errors.js';
+import { PermanentError } from '../core/errors.js';
 import type { Segment } from '../core/transcripts/segments.js';
 import { Job } from '../db/entities/job.js';
 import type { Transcription } from '../db/entities/transcription.js';
@@ -14,6 +13,7 @@ import { detectSilences, maxChunkSeconds, planChunks, readWavInfo, writeChunks }
 import { TRANSCRIPTION_STATUSES } from '../transcription/kind.js';
 import type { RunContext, Semaphore } from '../transcription/media.js';
 import { completeTranscript, type CompleteOutcome, loadTranscription, setStage, type StoreDeps } from '../transcription/results.js';
+import { retryLater } from './retry-later.js';
 import type { RunRef, StageNote } from './transcription.js';
 
 /**
@@ -59,18 +59,6 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
       );
     }
     return syncBackend(t);
-  }
-
-  /** A recoverable failure with the server's Retry-After: Temporal's next attempt waits that long (capped). */
-  function retryAfter(err: unknown): unknown {
-    if (err instanceof RecoverableError && err.retryAfterMs !== undefined) {
-      return ApplicationFailure.create({
-        message: err.message,
-        type: 'RecoverableError',
-        nextRetryDelay: Math.min(Math.max(0, err.retryAfterMs), t.modelWaitMaxMs),
-      });
-    }
-    return err;
   }
 
   return {
@@ -128,7 +116,8 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
           backend.transcribe({ path: d.abs(input.chunk.file), name, seconds: input.chunk.seconds }, { signal: ctx.signal, timeoutMs: t.mediaTimeoutMs }),
         );
       } catch (err) {
-        throw retryAfter(err);
+        // Temporal's next attempt waits for the server's Retry-After, at most as long as a model wait.
+        throw retryLater(err, t.modelWaitMaxMs);
       }
       if (outcome.kind === 'busy') {
         const em = d.orm.em.fork();
