@@ -1,9 +1,10 @@
-import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, type ActivityInterfaceFor, sleep } from '@temporalio/workflow';
 import type { RunRef, StageNote, TranscriptionActivities } from '../activities/transcription.js';
 import type { SyncBackendKind, TranscriptionLimits } from '../transcription/contract.js';
-import { externalCallRetry } from './retry-policy.js';
 
 const note = (progress: number, stage: string, stageDetail: string | null = null): StageNote => ({ progress, stage, stageDetail });
+
+type Steps = Pick<ActivityInterfaceFor<TranscriptionActivities>, 'transcriptionSplitAudio' | 'transcriptionTranscribeChunk' | 'transcriptionFinishChunks'>;
 
 /**
  * The part of a transcription that a synchronous backend does (ASR_BACKEND openai, whisper-cpp, whisper-asr):
@@ -11,38 +12,28 @@ const note = (progress: number, stage: string, stageDetail: string | null = null
  *   segments kept; 503 "model loading": wait Retry-After and send it again, at most TRANSCRIPTION_MAX_RESUBMITS
  *   times in a row) -> the segments stitched with their chunks' offsets into the transcript, and the job done.
  * Progress goes from 50 to 90 as chunks are answered. Cancelling the workflow cancels the chunk in flight, which
- * aborts its request. Answers the job's title for the notification, or `stopped`.
+ * aborts its request. The transcription workflow passes its activity proxies: `media` for the split, `backend` (the
+ * calls to the backend) for the chunks, `finalize` to finish. Answers the job's title for the notification, or
+ * `stopped`.
  */
 export async function transcribeSynchronously(
   ref: RunRef,
-  input: { audio: { file: string; mode: string }; backend: SyncBackendKind; limits: TranscriptionLimits },
+  input: { audio: string; backend: SyncBackendKind; limits: TranscriptionLimits },
+  proxies: { media: Steps; backend: Steps; finalize: Steps },
 ): Promise<{ result: 'done'; title: string } | { result: 'stopped' }> {
   const { limits } = input;
-  const steps = proxyActivities<TranscriptionActivities>({
-    startToCloseTimeout: limits.mediaTimeoutMs,
-    heartbeatTimeout: limits.heartbeatTimeoutMs,
-    retry: externalCallRetry(3),
-  });
-  const calls = proxyActivities<TranscriptionActivities>({
-    startToCloseTimeout: limits.mediaTimeoutMs,
-    heartbeatTimeout: limits.heartbeatTimeoutMs,
-    retry: externalCallRetry(5),
-  });
-  const finish = proxyActivities<TranscriptionActivities>({
-    startToCloseTimeout: '5 minutes',
-    retry: externalCallRetry(3, { initialIntervalMs: 200 }),
-  });
+  const { media, backend, finalize } = proxies;
 
-  const { chunks, label } = await steps.transcriptionSplitAudio({
+  const { chunks, label } = await media.transcriptionSplitAudio({
     ...ref,
-    audio: input.audio.file,
+    audio: input.audio,
     backend: input.backend,
-    note: note(40, 'submitting', `Splitting the ${input.audio.mode} audio for ${input.backend} at silences`),
+    note: note(40, 'submitting', `Preparing the audio for ${input.backend} (split at silences when it is long)`),
   });
   for (const [index, chunk] of chunks.entries()) {
     const which = chunks.length > 1 ? `chunk ${index + 1} of ${chunks.length}` : 'the audio';
     for (let resubmits = 0; ; resubmits++) {
-      const answer = await calls.transcriptionTranscribeChunk({
+      const answer = await backend.transcriptionTranscribeChunk({
         ...ref,
         chunk,
         index,
@@ -60,6 +51,6 @@ export async function transcribeSynchronously(
       await sleep(Math.min(Math.max(0, answer.retryAfterMs), limits.modelWaitMaxMs));
     }
   }
-  const done = await finish.transcriptionFinishChunks({ ...ref, chunks, note: note(90, 'finalizing', 'Writing the transcript') });
+  const done = await finalize.transcriptionFinishChunks({ ...ref, chunks, note: note(90, 'finalizing', 'Writing the transcript') });
   return done.result === 'done' ? { result: 'done', title: done.title } : { result: 'stopped' };
 }

@@ -125,7 +125,7 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
 
     // A synchronous backend answers each request with the transcript: no submission, no webhook.
     if (isSyncBackend(input.backend)) {
-      const direct = await transcribeSynchronously(ref, { audio, backend: input.backend, limits });
+      const direct = await transcribeSynchronously(ref, { audio: audio.file, backend: input.backend, limits }, { media, backend, finalize });
       if (direct.result === 'stopped') return { outcome: 'stopped' };
       await notify(direct.title);
       return { outcome: 'done', transcriptSource: 'asr' };

@@ -373,6 +373,8 @@ export class FakeAsr {
     }
     const heard = hear(audio);
     const text = heard.map((s) => s.text).join(' ');
+    // What OpenAI's and whisper.cpp's verbose_json share; their segments differ.
+    const verbose = { task: 'transcribe', language: 'english', duration: record.seconds, text };
 
     if (protocol === 'openai') {
       const contentLength = Number(req.headers['content-length'] ?? 0);
@@ -398,10 +400,7 @@ export class FakeAsr {
       if (format === 'text') return send(200, `${text}\n`, {}, 'text/plain; charset=utf-8');
       if (format !== 'verbose_json') return send(200, { text, usage });
       return send(200, {
-        task: 'transcribe',
-        language: 'english',
-        duration: record.seconds,
-        text,
+        ...verbose,
         segments: heard.map((s, i) => ({
           id: i, seek: 0, start: s.start, end: s.end, text: ` ${s.text}`, tokens: [50364, 1000 + i, 50414],
           temperature: 0, avg_logprob: -0.21, compression_ratio: 1.1, no_speech_prob: 0.01,
@@ -415,10 +414,7 @@ export class FakeAsr {
       if (!record.isWav) return send(200, { error: 'failed to read audio data' });
       if (field('response_format') !== 'verbose_json') return send(200, { text });
       return send(200, {
-        task: 'transcribe',
-        language: 'english',
-        duration: record.seconds,
-        text,
+        ...verbose,
         segments: heard.map((s, i) => ({
           id: i,
           text: ` ${s.text}`,
