@@ -107,7 +107,7 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
       const backend = backendFor(input.backend);
       await d.begin(input, input.note);
       const resultFile = d.abs(input.chunk.result);
-      const kept = await readChunkResult(resultFile);
+      const kept = await readChunkResult(resultFile, input.chunk);
       if (kept) return { kind: 'done', segments: kept.segments.length };
       const name = input.count > 1 ? `${input.jobId}-${input.index + 1}.wav` : `${input.jobId}.wav`;
       let outcome;
@@ -130,7 +130,7 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
         });
         return outcome;
       }
-      const transcript: ChunkTranscript = { start: input.chunk.start, segments: outcome.segments };
+      const transcript: KeptTranscript = { start: input.chunk.start, seconds: input.chunk.seconds, bytes: input.chunk.bytes, segments: outcome.segments };
       await fs.writeFile(`${resultFile}.part`, JSON.stringify(transcript));
       await fs.rename(`${resultFile}.part`, resultFile);
       return { kind: 'done', segments: outcome.segments.length };
@@ -147,7 +147,7 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
       await d.begin(input, input.note);
       const parts: ChunkTranscript[] = [];
       for (const chunk of input.chunks) {
-        const part = await readChunkResult(d.abs(chunk.result));
+        const part = await readChunkResult(d.abs(chunk.result), chunk);
         if (!part) throw new PermanentError(`The transcript of a chunk is missing from the work folder (${chunk.result}); retry the job`);
         parts.push(part);
       }
@@ -156,12 +156,23 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
   };
 }
 
-async function readChunkResult(file: string): Promise<ChunkTranscript | undefined> {
+/** A chunk's segments as kept, with the chunk they are for. */
+interface KeptTranscript extends ChunkTranscript {
+  seconds: number;
+  bytes: number;
+}
+
+/**
+ * The segments kept for `chunk`; undefined when there are none, or they are for another cut of the audio (a run
+ * that was winding down when a retry started, with other settings).
+ */
+async function readChunkResult(file: string, chunk: Pick<SyncChunk, 'start' | 'seconds' | 'bytes'>): Promise<ChunkTranscript | undefined> {
+  let kept: Partial<KeptTranscript>;
   try {
-    const parsed = JSON.parse(await fs.readFile(file, 'utf8')) as { start?: unknown; segments?: unknown };
-    if (typeof parsed.start !== 'number' || !Array.isArray(parsed.segments)) return undefined;
-    return { start: parsed.start, segments: parsed.segments as Segment[] };
+    kept = JSON.parse(await fs.readFile(file, 'utf8')) as Partial<KeptTranscript>;
   } catch {
     return undefined;
   }
+  if (kept.start !== chunk.start || kept.seconds !== chunk.seconds || kept.bytes !== chunk.bytes || !Array.isArray(kept.segments)) return undefined;
+  return { start: kept.start, segments: kept.segments as Segment[] };
 }

@@ -249,6 +249,9 @@ describe('the OpenAI-compatible client', () => {
     const short = await call(b).catch((e: unknown) => e);
     expect(short).toBeInstanceOf(PermanentError);
     expect((short as Error).message).toBe('The transcription backend answered 400: Audio file is too short. Minimum audio length is 0.1 seconds.');
+    // An answer far larger than any transcript of a chunk is not read to the end.
+    asr.syncScript.push({ status: 200, body: 'x'.repeat(65 * 1024 * 1024) });
+    await expect(call(b)).rejects.toThrow(new PermanentError('The transcription backend answered more than 67108864 bytes for one chunk of audio'));
     // A server that is not there: recoverable.
     const gone = syncBackend(loadConfig({ ASR_BACKEND: 'openai', ASR_BASE_URL: `http://127.0.0.1:${await freePort()}` }).transcription);
     await expect(call(gone)).rejects.toMatchObject({ name: 'RecoverableError', message: expect.stringMatching(/is unreachable: ECONNREFUSED/) });

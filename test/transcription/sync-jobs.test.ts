@@ -144,6 +144,29 @@ describe('an OpenAI-compatible backend', () => {
     expect(requests[1]!.at - requests[0]!.at).toBeGreaterThanOrEqual(1900);
   });
 
+  it("a chunk's segments, once kept, are not asked for again; segments kept for another cut of the audio are not used", async () => {
+    for (const matching of [true, false]) {
+      h.asr.syncScript.push({ status: 503, headers: { 'retry-after': '3' }, body: { error: { message: 'Loading model' } } });
+      const id = await start(tones([{ hz: 650, seconds: 1 }, { seconds: 0.5 }]));
+      await h.asr.waitFor(() => requestsOf(id).find((r) => r.status === 503), 30_000, 'the 503');
+      // While the job waits out Retry-After, segments for its chunk appear (as an earlier attempt, or a run still
+      // winding down, would leave them).
+      const work = path.join(h.stack.dataDir, 'tmp', 'transcription', id);
+      const { size } = await fs.stat(path.join(work, 'audio.wav'));
+      const kept = { start: 0, seconds: (size - 44) / 32_000, bytes: matching ? size : size + 2, segments: [{ start: 0.1, end: 0.9, text: 'kept words' }] };
+      await fs.writeFile(path.join(work, 'chunks', 'chunk-000.json'), JSON.stringify(kept));
+      const job = await waitForJob(h.url, id, isFinished, 60_000);
+      expect(job.status).toBe('done');
+      if (matching) {
+        expect(job.segments.map((x: { text: string }) => x.text)).toEqual(['kept words']);
+        expect(requestsOf(id).map((r) => r.status)).toEqual([503]);
+      } else {
+        expect(job.segments.map((x: { text: string }) => x.text)).toEqual(['tone 650 hertz']);
+        expect(requestsOf(id).map((r) => r.status)).toEqual([503, 200]);
+      }
+    }
+  });
+
   it('gives up when the model is still loading after TRANSCRIPTION_MAX_RESUBMITS', async () => {
     h.asr.setModel('loading');
     h.asr.retryAfterSeconds = 0;

@@ -57,12 +57,31 @@ export async function postAudio(
   }
   let text: string;
   try {
-    text = await res.text();
+    text = await readLimited(res, MAX_ANSWER_BYTES);
   } catch (err) {
     if (o.signal.aborted) throw o.signal.reason ?? err;
+    if (err instanceof PermanentError) throw err;
     throw new RecoverableError(`${WHAT} broke off its answer: ${cause(err)}`);
   }
   return { status: res.status, text, retryAfter: res.headers.get('retry-after') };
+}
+
+/** A transcript of a chunk is kilobytes to a few megabytes (with words); far more is not one. */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+async function readLimited(res: Response, maxBytes: number): Promise<string> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      await res.body.cancel().catch(() => undefined);
+      throw new PermanentError(`${WHAT} answered more than ${maxBytes} bytes for one chunk of audio`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** The error message a server put in its body: OpenAI's `{error: {message}}`, `{error: "..."}`, FastAPI's `{detail}`. */
