@@ -68,7 +68,7 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
      */
     async transcriptionSplitAudio(
       input: RunRef & { audio: string; backend: SyncBackendKind; note?: StageNote },
-    ): Promise<{ chunks: SyncChunk[]; label: string; forcedCuts: number }> {
+    ): Promise<{ chunks: SyncChunk[]; label: string }> {
       backendFor(input.backend);
       await d.begin(input, input.note);
       const source = d.abs(input.audio);
@@ -80,7 +80,7 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
       const result = (i: number) => d.rel(path.join(dir, `chunk-${String(i).padStart(3, '0')}.json`));
       const label = backendLabel(t);
       if (size <= t.asrChunkMaxBytes) {
-        return { chunks: [{ file: input.audio, result: result(0), start: 0, seconds: info.seconds, bytes: size }], label, forcedCuts: 0 };
+        return { chunks: [{ file: input.audio, result: result(0), start: 0, seconds: info.seconds, bytes: size }], label };
       }
       const ffmpeg = await d.tools.getFfmpeg();
       const silences = await d.withRunContext(t.mediaTimeoutMs, (ctx) =>
@@ -88,11 +88,7 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
       );
       const plan = planChunks(info.seconds, silences, maxChunkSeconds(info, t.asrChunkMaxBytes));
       const written = await writeChunks(source, info, plan, dir);
-      return {
-        chunks: written.map((c, i) => ({ file: d.rel(c.file), result: result(i), start: c.start, seconds: c.seconds, bytes: c.bytes })),
-        label,
-        forcedCuts: plan.filter((p) => !p.atSilence).length,
-      };
+      return { chunks: written.map((c, i) => ({ file: d.rel(c.file), result: result(i), start: c.start, seconds: c.seconds, bytes: c.bytes })), label };
     },
 
     /**

@@ -241,6 +241,8 @@ function imageUrl(v: unknown): string | undefined {
 }
 
 const first = (...vs: unknown[]) => vs.find((v) => v !== undefined && v !== null);
+/** The first of several fields that holds text (a model may send `"name": ""` beside a `title`). */
+const firstText = (...vs: unknown[]) => vs.map(text).find(Boolean);
 
 /** A name out of a string, a number, or an object with a `name` (`{"unit": {"name": "g"}}`). */
 const nameOf = (v: unknown): string | undefined =>
@@ -265,11 +267,11 @@ function ingredientLines(v: unknown, depth = 0): string[] {
     const o = item as Record<string, unknown>;
     const nested = first(o.ingredients, o.items, o.itemListElement, o.recipeIngredient);
     if (nested) return ingredientLines(nested, depth + 1);
-    const whole = text(first(o.text, o.original, o.originalText, o.display, o.raw, o.line));
+    const whole = firstText(o.text, o.original, o.originalText, o.display, o.raw, o.line);
     if (whole) return [whole];
     const food = nameOf(first(o.name, o.ingredient, o.item, o.food, o.product));
     if (!food) return [];
-    const note = text(first(o.note, o.notes, o.preparation, o.comment));
+    const note = firstText(o.note, o.notes, o.preparation, o.comment);
     const line = [nameOf(first(o.quantity, o.amount, o.qty)), nameOf(first(o.unit, o.units, o.measurement)), food].filter(Boolean).join(' ');
     return [note ? `${line}, ${note}` : line];
   });
@@ -306,8 +308,8 @@ function asObject(v: unknown): Record<string, unknown> | undefined {
 /** The recipe fields of a node in any of the shapes above, as the strict schema has them. */
 function modelRecipe(node: Record<string, unknown>): ModelRecipe {
   return {
-    name: text(first(node.name, node.title, node.recipeName, node.headline)) ?? '',
-    description: text(first(node.description, node.summary)) ?? null,
+    name: firstText(node.name, node.title, node.recipeName, node.headline) ?? '',
+    description: firstText(node.description, node.summary) ?? null,
     recipeYield: yieldText(first(node.recipeYield, node.yield, node.servings, node.serves)) ?? null,
     prepTime: durationFromText(first(node.prepTime, node.prep_time, node.preparationTime)) ?? null,
     cookTime: durationFromText(first(node.cookTime, node.cook_time, node.cookingTime)) ?? null,
@@ -333,14 +335,13 @@ export function normalizeModelAnswer(value: unknown): ModelAnswer {
   const looksLikeRecipe = (n: Record<string, unknown>) => RECIPE_KEYS.some((k) => k in n) || /recipe/i.test(String(n['@type'] ?? ''));
   const node = asObject(Array.isArray(top.recipes) ? top.recipes[0] : top.recipe) ?? (looksLikeRecipe(top) ? top : undefined);
   const said = truthy(first(top.isRecipe, top.is_recipe));
-  const reason = text(first(top.notRecipeReason, top.not_recipe_reason, top.reason, top.explanation, top.message)) ?? null;
+  const reason = firstText(top.notRecipeReason, top.not_recipe_reason, top.reason, top.explanation, top.message) ?? null;
   if (said === false || !node) return { isRecipe: false, notRecipeReason: reason, recipe: null };
   return { isRecipe: true, notRecipeReason: null, recipe: modelRecipe(node) };
 }
 
 /** A page's schema.org Recipe node, normalised; undefined when it has no name or nothing to cook from. */
 export function fromJsonLd(node: Record<string, unknown>, origin: Origin): SchemaRecipe | undefined {
-  const keywords = list(node.keywords).flatMap((k) => (typeof k === 'string' ? k.split(',') : []));
   const recipe = compact({
     '@context': 'https://schema.org',
     '@type': 'Recipe',
@@ -356,7 +357,7 @@ export function fromJsonLd(node: Record<string, unknown>, origin: Origin): Schem
     recipeInstructions: steps(node.recipeInstructions).map((t) => ({ '@type': 'HowToStep', text: t })),
     recipeCategory: texts(list(node.recipeCategory)),
     recipeCuisine: texts(list(node.recipeCuisine))[0],
-    keywords: texts(keywords).join(', ') || undefined,
+    keywords: keywordList(node.keywords).join(', ') || undefined,
   });
   return isUsable(recipe) ? recipe : undefined;
 }

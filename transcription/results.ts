@@ -55,8 +55,8 @@ export type CompleteOutcome = { result: 'done'; title: string; segmentCount: num
 /**
  * Finishes a job with its transcript, atomically: rolling echoes removed, the four files written, `segmentsJson`,
  * `outputDir` and `transcript_source` stored (for `asr`, with the configured backend kind and model), the job
- * `done` at 100, and (for a webhook) the call marked applied: all in one transaction under the job's lock. A job that was cancelled (or finished otherwise) meanwhile gets
- * nothing: its files are not kept, nothing is stored.
+ * `done` at 100, and (for a webhook) the call marked applied: all in one transaction under the job's lock. A job
+ * that was cancelled (or finished otherwise) meanwhile gets nothing: its files are not kept, nothing is stored.
  */
 export async function completeTranscript(
   d: StoreDeps,

@@ -45,11 +45,12 @@ describe('every way models write an answer', () => {
     expect(checkModelAnswer(normalizeModelAnswer(answerJson(content)))).toMatchObject({ ok: true });
   });
 
-  it('a section of ingredients, one text of numbered steps, and a recipe sent as a JSON string inside the JSON', () => {
+  it('a section of ingredients, one text of numbered steps, an empty name beside a title, and a recipe sent as a JSON string inside the JSON', () => {
     const content = JSON.stringify({
       isRecipe: true,
       recipe: JSON.stringify({
-        name: 'Lemon pasta',
+        name: '',
+        title: 'Lemon pasta',
         recipeYield: 2,
         totalTime: '1 hr 5 min',
         ingredients: [{ section: 'Pasta', items: ['200 g spaghetti'] }, { name: 'Sauce', ingredients: [{ text: '1 lemon, zested' }, '- 30 g butter'] }],
@@ -57,6 +58,7 @@ describe('every way models write an answer', () => {
       }),
     });
     expect(recipeFromAnswer(content, post)).toMatchObject({
+      name: 'Lemon pasta',
       recipeYield: '2',
       totalTime: 'PT1H5M',
       recipeIngredient: ['200 g spaghetti', '1 lemon, zested', '30 g butter'],
