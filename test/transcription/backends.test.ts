@@ -232,7 +232,7 @@ describe('the OpenAI-compatible client', () => {
     expect(await call(b)).toEqual({ kind: 'busy', retryAfterMs: 7000 });
     asr.setModel('ready');
     asr.syncScript.push(
-      { status: 429, headers: { 'retry-after': '20' }, body: { error: { message: 'Rate limit reached for model `whisper-large-v3` in organization org_1 on seconds of audio per hour (ASPH): Limit 7200, Used 7190. Please try again in 20s.', type: 'seconds', code: 'rate_limit_exceeded' } } },
+      { status: 429, headers: { 'retry-after': '20' }, body: { error: { message: 'Rate limit reached for model `whisper-large-v3` in organization org_1 on seconds of audio per hour (ASPH): Limit 7200, Used 7190. Please try again in 20s. Need more tokens? Upgrade to Dev Tier today at https://console.groq.com/settings/billing', type: 'seconds', code: 'rate_limit_exceeded' } } },
       { status: 502, body: '<html>Bad Gateway</html>' },
       { status: 429, body: { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', code: 'insufficient_quota' } } },
       { status: 401, body: { error: { message: 'Incorrect API key provided: sk-wrong.', type: 'invalid_request_error', code: 'invalid_api_key' } } },

@@ -119,7 +119,8 @@ function failure(raw: RawAnswer): Error {
   const detail = excerpt(raw.text);
   const message = `${WHAT} answered ${raw.status}${detail ? `: ${detail}` : ''}`;
   const s = raw.status;
-  if (s === 429 && /insufficient_quota|exceeded your current quota|billing/i.test(raw.text)) {
+  // Not every 429 that mentions billing: Groq's rate limits link to its billing page.
+  if (s === 429 && /insufficient_quota|exceeded your current quota/i.test(raw.text)) {
     return new PermanentError(`${message} (the account's quota is used up: check its plan and billing)`);
   }
   if (s === 408 || s === 425 || s === 429 || s >= 500) return new RecoverableError(message, retryAfterMs(raw.retryAfter));
