@@ -26,6 +26,8 @@ beforeAll(async () => {
     },
   });
   h.asr.apiKey = KEY;
+  // Like OpenAI's 25 MB, the fake refuses a request over the limit (plus the form's few hundred bytes) with a 413.
+  h.asr.maxRequestBytes = 150 * 1024 + 1024;
 });
 afterAll(() => h?.stop());
 beforeEach(() => {
