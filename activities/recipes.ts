@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { PermanentError } from '../core/errors.js';
 import { Job } from '../db/entities/job.js';
 import { RecipeItem } from '../db/entities/recipe.js';
@@ -15,13 +15,14 @@ import {
   type StepInput,
 } from '../recipes/contract.js';
 import { type Extracted, extractPost } from '../recipes/extract.js';
-import { type CallContext, readBytes, RecoverableError, request, statusFailure } from '../recipes/http.js';
+import { type CallContext, readBytes, request, statusFailure } from '../recipes/http.js';
 import { parseWithModel } from '../recipes/llm.js';
 import { createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from '../recipes/managers.js';
 import { overallProgress, withPhase } from '../recipes/phases.js';
 import type { SchemaRecipe } from '../recipes/recipe.js';
 import { type Tool, Tools } from '../runtime/tools.js';
 import type { ActivityDeps } from './deps.js';
+import { retryLater } from './retry-later.js';
 
 /** Retry-After beyond this is not waited for in full: the next attempt comes after 5 minutes at the latest. */
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
@@ -59,18 +60,6 @@ function activityContext(): { attempt: number; signal: AbortSignal; heartbeat: (
   if (!c) return { attempt: 1, signal: new AbortController().signal, heartbeat: () => undefined };
   const ctx = c;
   return { attempt: ctx.info.attempt, signal: ctx.cancellationSignal, heartbeat: () => ctx.heartbeat() };
-}
-
-/** A recoverable failure with the server's Retry-After becomes a Temporal failure that waits that long. */
-function toFailure(err: unknown): unknown {
-  if (err instanceof RecoverableError && err.retryAfterMs !== undefined) {
-    return ApplicationFailure.create({
-      message: err.message,
-      type: 'RecoverableError',
-      nextRetryDelay: Math.min(Math.max(0, err.retryAfterMs), MAX_RETRY_AFTER_MS),
-    });
-  }
-  return err;
 }
 
 const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -205,7 +194,7 @@ export function createRecipeActivities(deps: ActivityDeps) {
       if (!a.signal.aborted) {
         log.warn(`${phase} attempt failed`, { itemId: input.itemId, attempt: a.attempt, error: (err as Error).message, permanent: err instanceof PermanentError });
       }
-      throw toFailure(err);
+      throw retryLater(err, MAX_RETRY_AFTER_MS);
     } finally {
       clearInterval(beat);
     }
@@ -279,7 +268,7 @@ export function createRecipeActivities(deps: ActivityDeps) {
         if (x.structured) return { value: { via: 'json-ld', name: x.structured.name }, results: { recipe: x.structured as unknown as Record<string, unknown> } };
         if (!r.llmBaseUrl) throw new PermanentError('No language model is configured: set LLM_API_BASE_URL (and LLM_API_KEY, LLM_MODEL)');
         const parsed = await parseWithModel(
-          { baseUrl: r.llmBaseUrl, apiKey: r.llmApiKey, model: r.llmModel },
+          { baseUrl: r.llmBaseUrl, apiKey: r.llmApiKey, model: r.llmModel, style: r.llmApiStyle },
           { url: item.url, title: x.title, text, thumbnail: item.results.thumbnail },
           ctx,
         );

@@ -27,6 +27,7 @@ import { callbackUrl, hashToken, newToken } from '../transcription/tokens.js';
 import { classifyWebhook } from '../transcription/webhook-payload.js';
 import type { ActivityDeps } from './deps.js';
 import { type Progress, withProgress } from './heartbeat.js';
+import { syncTranscriptionActivities } from './transcription-sync.js';
 
 export interface RunRef {
   jobId: string;
@@ -300,6 +301,9 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       await fs.rm(uploadDir(config.dataDir, input.jobId), { recursive: true, force: true });
       return { removedUpload: true };
     },
+
+    /** Synchronous backends (ASR_BACKEND openai, whisper-cpp, whisper-asr): activities/transcription-sync.ts. */
+    ...syncTranscriptionActivities({ config, orm, store, tools, ffmpegSlots, begin, withRunContext, attemptDir, rel, abs }),
   };
 }
 export type TranscriptionActivities = ReturnType<typeof createTranscriptionActivities>;

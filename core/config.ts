@@ -269,10 +269,25 @@ export function taskQueue(config: Pick<Config, 'taskQueuePrefix'>, name: QueueNa
   return `${config.taskQueuePrefix}${name}`;
 }
 
+/**
+ * The kinds of transcription backend (README, "The transcription backend"): `callback` speaks Gristmill's own
+ * submit-and-webhook contract; the others answer each request with the transcript (transcription/backends/).
+ */
+export const ASR_BACKENDS = ['callback', 'openai', 'whisper-cpp', 'whisper-asr'] as const;
+export type AsrBackendKind = (typeof ASR_BACKENDS)[number];
+
 export interface TranscriptionConfig {
+  /** Which protocol the backend speaks (ASR_BACKEND). */
+  asrBackend: AsrBackendKind;
   /** The transcription backend; unset: jobs that need it fail with a message saying so (captions still work). */
   asrBaseUrl: string | undefined;
   asrApiKey: string | undefined;
+  /** The model asked for (OpenAI-compatible servers), or the one the server runs, for the job's record. */
+  asrModel: string | undefined;
+  /** The spoken language (ISO 639-1) sent to synchronous backends; unset: the model detects it. */
+  asrLanguage: string | undefined;
+  /** Synchronous backends: the largest audio file sent in one request; longer audio is split at silences. */
+  asrChunkMaxBytes: number;
   /** Largest webhook body (segment lists of long recordings are large). */
   asrWebhookBodyLimitBytes: number;
   uploadMaxBytes: number;
@@ -297,9 +312,21 @@ export interface TranscriptionConfig {
 function transcriptionConfig(env: Env): TranscriptionConfig {
   const asrApiKey = str(env, 'ASR_API_KEY');
   registerSecret(asrApiKey);
+  const asrBackend = (str(env, 'ASR_BACKEND') ?? 'callback').toLowerCase() as AsrBackendKind;
+  if (!ASR_BACKENDS.includes(asrBackend)) throw new ConfigError(`ASR_BACKEND must be one of ${ASR_BACKENDS.join(', ')}`);
+  const asrLanguage = str(env, 'ASR_LANGUAGE')?.toLowerCase();
+  if (asrLanguage !== undefined && !/^[a-z]{2,3}$/.test(asrLanguage)) {
+    throw new ConfigError(`ASR_LANGUAGE must be a language code such as en or de, got "${asrLanguage}"`);
+  }
+  const asrChunkMaxBytes = parseSize('ASR_CHUNK_MAX_BYTES', str(env, 'ASR_CHUNK_MAX_BYTES') ?? '24mb');
+  if (asrChunkMaxBytes < 64 * 1024) throw new ConfigError('ASR_CHUNK_MAX_BYTES must be at least 64kb (2 seconds of audio)');
   return {
+    asrBackend,
     asrBaseUrl: url(env, 'ASR_BASE_URL')?.replace(/\/+$/, ''),
     asrApiKey,
+    asrModel: str(env, 'ASR_MODEL') ?? (asrBackend === 'openai' ? 'whisper-1' : undefined),
+    asrLanguage,
+    asrChunkMaxBytes,
     asrWebhookBodyLimitBytes: parseSize('ASR_WEBHOOK_BODY_LIMIT', str(env, 'ASR_WEBHOOK_BODY_LIMIT') ?? '50mb'),
     uploadMaxBytes: parseSize('UPLOAD_MAX_BYTES', str(env, 'UPLOAD_MAX_BYTES') ?? '2gb'),
     modelWaitMaxMs: int(env, 'TRANSCRIPTION_MODEL_WAIT_MAX_MS', 600_000, 10, 86_400_000),
@@ -316,6 +343,13 @@ function transcriptionConfig(env: Env): TranscriptionConfig {
 
 export const RECIPE_MANAGERS = ['mealie', 'tandoor'] as const;
 export type RecipeManagerKind = (typeof RECIPE_MANAGERS)[number];
+
+/**
+ * How the language model is asked (recipes/llm.ts): `openai`, chat completions with a `json_schema` response format;
+ * `ollama`, Ollama's native chat API with the schema as its `format`.
+ */
+export const LLM_API_STYLES = ['openai', 'ollama'] as const;
+export type LlmApiStyle = (typeof LLM_API_STYLES)[number];
 
 export interface RecipesConfig {
   /** Items processed at once (the `recipes` concurrency pool). */
@@ -334,6 +368,7 @@ export interface RecipesConfig {
   llmBaseUrl: string | undefined;
   llmApiKey: string | undefined;
   llmModel: string;
+  llmApiStyle: LlmApiStyle;
   manager: RecipeManagerKind;
   /** Where Gristmill reaches the recipe manager's API; unset: items fail at uploading saying so. */
   managerBaseUrl: string | undefined;
@@ -353,6 +388,8 @@ function recipesConfig(env: Env): RecipesConfig {
   registerSecret(managerToken);
   const manager = (str(env, 'RECIPE_MANAGER') ?? 'mealie').toLowerCase() as RecipeManagerKind;
   if (!RECIPE_MANAGERS.includes(manager)) throw new ConfigError(`RECIPE_MANAGER must be one of ${RECIPE_MANAGERS.join(', ')}`);
+  const llmApiStyle = (str(env, 'LLM_API_STYLE') ?? 'openai').toLowerCase() as LlmApiStyle;
+  if (!LLM_API_STYLES.includes(llmApiStyle)) throw new ConfigError(`LLM_API_STYLE must be one of ${LLM_API_STYLES.join(', ')}`);
   const base = (name: string) => url(env, name)?.replace(/\/+$/, '');
   const cookiesFile = str(env, 'RECIPE_COOKIES_FILE');
   return {
@@ -365,6 +402,7 @@ function recipesConfig(env: Env): RecipesConfig {
     llmBaseUrl: base('LLM_API_BASE_URL'),
     llmApiKey,
     llmModel: str(env, 'LLM_MODEL') ?? 'gpt-4o-mini',
+    llmApiStyle,
     manager,
     managerBaseUrl: base('RECIPE_MANAGER_BASE_URL'),
     managerPublicUrl: base('RECIPE_MANAGER_PUBLIC_URL'),

@@ -102,6 +102,21 @@ export class PermanentError extends Error {
   }
 }
 
+/**
+ * A failure that another attempt may fix: a network error, a timeout, or a third party answering 408, 425, 429 or
+ * 5xx, with how long it asked us to wait (Retry-After), if it did. Activities turn the wait into Temporal's next
+ * retry delay.
+ */
+export class RecoverableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'RecoverableError';
+  }
+}
+
 /** Configuration that cannot work: raised at startup, never from a request. */
 export class ConfigError extends Error {
   constructor(message: string) {

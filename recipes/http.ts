@@ -1,5 +1,5 @@
 import { fetch as guardedFetch, type RequestInit as UndiciRequestInit } from 'undici';
-import { PermanentError } from '../core/errors.js';
+import { PermanentError, RecoverableError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 import { retryAfterMs } from '../core/retry-after.js';
 import { isAddressRefusal, type OutboundGuard, refused } from '../outbound/guard.js';
@@ -9,16 +9,7 @@ import { isAddressRefusal, type OutboundGuard, refused } from '../outbound/guard
  * cancelled, and every failure is classified. Recoverable (another attempt may succeed): network errors, timeouts,
  * 408, 425, 429 and 5xx (with the server's Retry-After). Permanent (the same request would fail again): other 4xx.
  */
-export class RecoverableError extends Error {
-  constructor(
-    message: string,
-    /** How long the server asked us to wait (Retry-After), if it did. */
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-    this.name = 'RecoverableError';
-  }
-}
+export { RecoverableError };
 
 /** The attempt a call belongs to: its cancellation, and when it must be over (ms since the epoch). */
 export interface CallContext {

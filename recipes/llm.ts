@@ -1,24 +1,35 @@
+import type { LlmApiStyle } from '../core/config.js';
 import { PermanentError } from '../core/errors.js';
 import { type CallContext, excerpt, readText, RecoverableError, request, statusFailure } from './http.js';
-import { checkModelAnswer, fromModel, isUsable, MODEL_ANSWER_SCHEMA, type Origin, type SchemaRecipe } from './recipe.js';
+import { checkModelAnswer, fromModel, isUsable, MODEL_ANSWER_SCHEMA, normalizeModelAnswer, type Origin, type SchemaRecipe } from './recipe.js';
 
 /**
- * The parsing phase's language model: any OpenAI-compatible `POST {LLM_API_BASE_URL}/chat/completions`.
+ * The parsing phase's language model, in the API style LLM_API_STYLE names:
  *
- * The answer is constrained with `response_format: {type: "json_schema", strict: true}` (MODEL_ANSWER_SCHEMA) and
- * checked with ajv all the same. A server that rejects json_schema (400 naming response_format or json_schema) is
- * asked again in `json_object` mode with the schema in the prompt, and this process remembers it for that server.
+ * - `openai`: any OpenAI-compatible `POST {LLM_API_BASE_URL}/chat/completions`. The answer is constrained with
+ *   `response_format: {type: "json_schema", strict: true}` (MODEL_ANSWER_SCHEMA). A server that rejects it (400 or
+ *   422 naming response_format, json_schema or structured output) is asked in `json_object` mode with the schema
+ *   in the prompt, and one that rejects that too with no response format at all.
+ * - `ollama`: Ollama's native `POST {base}/api/chat` (`stream: false`) with the schema as its `format`; a server
+ *   too old for schemas (400 naming the format) is asked with `format: "json"` and the schema in the prompt.
+ * This process remembers, per server and model, the first mode that was accepted.
  *
- * Failures: a refusal, a content filter, or an answer saying the post holds no recipe are permanent (the same post
- * gets the same answer). Malformed JSON, or JSON that breaks the schema, is recoverable: models are not
- * deterministic and the next attempt usually succeeds; after QUEUE_RETRY_ATTEMPTS the item is `unhealthy`, and a
- * retry (perhaps with another LLM_MODEL) is the user's call. 401/403/404 and other 4xx are permanent (wrong key,
- * model or URL); 408, 429 (with Retry-After) and 5xx recoverable.
+ * Whatever the mode, models answer in their own ways: JSON in a Markdown fence or after a sentence, a reasoning
+ * model's `<think>` block first, a bare recipe without the wrapper, numbers and durations as text, ingredient and
+ * step objects. The JSON is found, normalised (recipes/recipe.ts) and then validated with ajv.
+ *
+ * Failures: a refusal, a content filter, an answer saying the post holds no recipe, or an answer with no usable
+ * recipe in it are permanent (the same post gets the same answer). An answer with no JSON to be found (cut off,
+ * say) is recoverable: models are not deterministic and the next attempt usually succeeds; after
+ * QUEUE_RETRY_ATTEMPTS the item is `unhealthy`. 401/403/404 and other 4xx are permanent (wrong key, model or URL);
+ * 408, 429 (with Retry-After) and 5xx recoverable.
  */
 export interface LlmEndpoint {
   baseUrl: string;
   apiKey: string | undefined;
   model: string;
+  /** Default `openai`. */
+  style?: LlmApiStyle;
 }
 
 export interface PostText {
@@ -31,8 +42,15 @@ export interface PostText {
 /** The longest post text sent to the model (a caption is far shorter). */
 const MAX_PROMPT_TEXT = 12_000;
 
-/** Servers and models (`<base URL> <model>`) that refused json_schema in this process: json_object straight away. */
-const noJsonSchema = new Set<string>();
+/** How the schema is sent, most constrained first, per API style. */
+const MODES = {
+  openai: ['json_schema', 'json_object', 'prompt'],
+  ollama: ['ollama_schema', 'ollama_json'],
+} as const;
+export type ParseMode = (typeof MODES)[LlmApiStyle][number];
+
+/** Servers and models (`<style> <base URL> <model>`) whose first modes were refused in this process: the mode to start with. */
+const firstMode = new Map<string, number>();
 
 const SYSTEM = [
   'You turn social media posts into structured cooking recipes.',
@@ -50,47 +68,61 @@ function userMessage(p: PostText): string {
 
 export interface ParsedRecipe {
   recipe: SchemaRecipe;
-  mode: 'json_schema' | 'json_object';
+  mode: ParseMode;
 }
 
 export async function parseWithModel(ep: LlmEndpoint, post: PostText, ctx: CallContext): Promise<ParsedRecipe> {
-  const key = `${ep.baseUrl} ${ep.model}`;
-  if (!noJsonSchema.has(key)) {
-    const first = await complete(ep, post, 'json_schema', ctx);
-    if (first.kind === 'answer') return { recipe: interpret(first.content, post), mode: 'json_schema' };
-    noJsonSchema.add(key);
+  const modes = MODES[ep.style ?? 'openai'];
+  const key = `${ep.style ?? 'openai'} ${ep.baseUrl} ${ep.model}`;
+  for (let i = firstMode.get(key) ?? 0; i < modes.length; i++) {
+    const mode = modes[i]!;
+    const answer = await complete(ep, post, mode, ctx);
+    if (answer.kind === 'answer') return { recipe: recipeFromAnswer(answer.content, post), mode };
+    firstMode.set(key, i + 1);
   }
-  const second = await complete(ep, post, 'json_object', ctx);
-  if (second.kind !== 'answer') throw new PermanentError('The language model rejected both json_schema and json_object response formats');
-  return { recipe: interpret(second.content, post), mode: 'json_object' };
+  throw new PermanentError(`The language model rejected every response format (${modes.join(', ')})`);
 }
 
-/** For tests: forget which servers refused json_schema. */
+/** For tests: forget which servers refused which modes. */
 export function resetModelCapabilities(): void {
-  noJsonSchema.clear();
+  firstMode.clear();
 }
 
 type Completion = { kind: 'answer'; content: string } | { kind: 'format-unsupported' };
 
-async function complete(ep: LlmEndpoint, post: PostText, mode: 'json_schema' | 'json_object', ctx: CallContext): Promise<Completion> {
+const REFUSES_FORMAT = {
+  openai: /response_format|json_schema|json_object|structured output/i,
+  ollama: /format|schema/i,
+};
+
+async function complete(ep: LlmEndpoint, post: PostText, mode: ParseMode, ctx: CallContext): Promise<Completion> {
   const what = 'The language model';
-  const system =
-    mode === 'json_schema' ? SYSTEM : `${SYSTEM}\nThe JSON must match this JSON Schema exactly:\n${JSON.stringify(MODEL_ANSWER_SCHEMA)}`;
-  const body = {
-    model: ep.model,
-    temperature: 0,
-    messages: [
-      { role: 'system', content: system },
-      { role: 'user', content: userMessage(post) },
-    ],
-    response_format:
-      mode === 'json_schema'
-        ? { type: 'json_schema', json_schema: { name: 'recipe', strict: true, schema: MODEL_ANSWER_SCHEMA } }
-        : { type: 'json_object' },
-  };
+  const constrained = mode === 'json_schema' || mode === 'ollama_schema';
+  const system = constrained ? SYSTEM : `${SYSTEM}\nThe JSON must match this JSON Schema exactly:\n${JSON.stringify(MODEL_ANSWER_SCHEMA)}`;
+  const messages = [
+    { role: 'system', content: system },
+    { role: 'user', content: userMessage(post) },
+  ];
+  const ollama = mode === 'ollama_schema' || mode === 'ollama_json';
+  const [url, body] = ollama
+    ? [
+        // Ollama's native API is at the server's root: a base URL ending in /v1 or /api (its other APIs) is forgiven.
+        `${ep.baseUrl.replace(/\/(v1|api)$/, '')}/api/chat`,
+        { model: ep.model, stream: false, messages, format: mode === 'ollama_schema' ? MODEL_ANSWER_SCHEMA : 'json', options: { temperature: 0 } },
+      ]
+    : [
+        `${ep.baseUrl}/chat/completions`,
+        {
+          model: ep.model,
+          temperature: 0,
+          messages,
+          ...(mode === 'json_schema' && { response_format: { type: 'json_schema', json_schema: { name: 'recipe', strict: true, schema: MODEL_ANSWER_SCHEMA } } }),
+          ...(mode === 'json_object' && { response_format: { type: 'json_object' } }),
+        },
+      ];
   const res = await request(
     what,
-    `${ep.baseUrl}/chat/completions`,
+    url,
     {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', ...(ep.apiKey && { authorization: `Bearer ${ep.apiKey}` }) },
@@ -100,18 +132,27 @@ async function complete(ep: LlmEndpoint, post: PostText, mode: 'json_schema' | '
   );
   const text = await readText(what, res, ctx);
   if (!res.ok) {
-    if (mode === 'json_schema' && (res.status === 400 || res.status === 422) && /response_format|json_schema|structured output/i.test(text)) {
+    const last = mode === 'prompt' || mode === 'ollama_json';
+    if (!last && (res.status === 400 || res.status === 422) && REFUSES_FORMAT[ollama ? 'ollama' : 'openai'].test(text)) {
       return { kind: 'format-unsupported' };
     }
     const hint =
-      res.status === 401 || res.status === 403 ? ' (check LLM_API_KEY)' : res.status === 404 ? ' (check LLM_API_BASE_URL and LLM_MODEL)' : '';
+      res.status === 401 || res.status === 403 ? ' (check LLM_API_KEY)' : res.status === 404 ? ' (check LLM_API_BASE_URL, LLM_API_STYLE and LLM_MODEL)' : '';
     throw statusFailure(what, res, text, hint);
   }
-  let data: { choices?: { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown }[] };
+  let data: {
+    choices?: { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown }[];
+    message?: { content?: unknown };
+  };
   try {
     data = JSON.parse(text) as typeof data;
   } catch {
     throw new RecoverableError(`${what} answered 200 with a body that is not JSON: ${excerpt(text, 200)}`);
+  }
+  if (ollama) {
+    const content = data.message?.content;
+    if (typeof content !== 'string' || !content.trim()) throw new RecoverableError(`${what} answered without content`);
+    return { kind: 'answer', content };
   }
   const choice = data.choices?.[0];
   const refusal = choice?.message?.refusal;
@@ -122,18 +163,37 @@ async function complete(ep: LlmEndpoint, post: PostText, mode: 'json_schema' | '
   return { kind: 'answer', content };
 }
 
-/** The model's JSON, checked: a recipe, or the reason it is not one. */
-function interpret(content: string, post: PostText): SchemaRecipe {
-  const what = 'The language model';
-  // json_object mode on some servers still wraps the JSON in a Markdown fence.
-  const raw = content.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    throw new RecoverableError(`${what} answered with malformed JSON: ${excerpt(raw, 200)}`);
+/**
+ * The JSON in a model's answer: the whole answer, else the first Markdown code fence that parses, else the span
+ * from the first `{` (or `[`) to the last `}` (or `]`). A reasoning model's `<think>` block is skipped.
+ */
+export function answerJson(content: string): unknown {
+  const answer = content.replace(/<think>[\s\S]*?(<\/think>|$)/gi, '').trim();
+  const attempts = [answer];
+  for (const m of answer.matchAll(/```[a-z0-9_-]*[ \t]*\r?\n?([\s\S]*?)```/gi)) attempts.push(m[1]!.trim());
+  for (const [open, close] of [
+    ['{', '}'],
+    ['[', ']'],
+  ] as const) {
+    const a = answer.indexOf(open);
+    const b = answer.lastIndexOf(close);
+    if (a !== -1 && b > a) attempts.push(answer.slice(a, b + 1));
   }
-  const checked = checkModelAnswer(value);
+  for (const candidate of attempts) {
+    try {
+      return JSON.parse(candidate) as unknown;
+    } catch {
+      /* the next place */
+    }
+  }
+  throw new RecoverableError(`The language model answered with malformed JSON: ${excerpt(answer, 200)}`);
+}
+
+/** The model's answer as a recipe, or why it is not one: found, normalised, validated, and usable. */
+export function recipeFromAnswer(content: string, post: Pick<PostText, 'url' | 'thumbnail'>): SchemaRecipe {
+  const what = 'The language model';
+  const checked = checkModelAnswer(normalizeModelAnswer(answerJson(content)));
+  // The normalised answer always fits the schema; this is the check that it does.
   if (!checked.ok) throw new RecoverableError(`${what}'s answer does not match the recipe schema: ${checked.problem}`);
   const { answer } = checked;
   const origin: Origin = { url: post.url, thumbnail: post.thumbnail };

@@ -116,6 +116,46 @@ export function durationMinutes(value: string | undefined): number {
   return Math.round(n(7) * 24 * 60 + n(10) * 60 + n(12) + n(14) / 60);
 }
 
+const UNIT_SECONDS: [RegExp, number][] = [
+  [/^(d|days?|tage?n?)$/, 86_400],
+  [/^(h|hrs?|hours?|std|stunden?)$/, 3600],
+  [/^(m|mins?|minutes?|minuten?)$/, 60],
+  [/^(s|secs?|seconds?|sekunden?)$/, 1],
+];
+
+/** An ISO 8601 duration of whole seconds, in days, hours, minutes and seconds (PT1H30M). */
+function isoFromSeconds(total: number): string | undefined {
+  if (!(total > 0)) return undefined;
+  const d = Math.floor(total / 86_400);
+  const h = Math.floor((total % 86_400) / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = Math.round(total % 60);
+  const time = `${h ? `${h}H` : ''}${m ? `${m}M` : ''}${s ? `${s}S` : ''}`;
+  return `P${d ? `${d}D` : ''}${time ? `T${time}` : ''}`;
+}
+
+/**
+ * A cooking time as models write it, as ISO 8601: an ISO duration as it is; a number is minutes; "1 hour 30
+ * minutes", "1h30m", "90 min", "15-20 minutes" (the longer), "1:30" (hours and minutes). Undefined when it says
+ * no time.
+ */
+export function durationFromText(value: unknown): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? isoFromSeconds(Math.round(value * 60)) : undefined;
+  if (typeof value !== 'string') return undefined;
+  const iso = isoDuration(value);
+  if (iso) return iso;
+  const v = value.trim().toLowerCase().replace(/,/g, '.');
+  if (/^\d+(\.\d+)?$/.test(v)) return isoFromSeconds(Math.round(Number(v) * 60));
+  const clock = /^(\d{1,2}):([0-5]\d)$/.exec(v);
+  if (clock) return isoFromSeconds(Number(clock[1]) * 3600 + Number(clock[2]) * 60);
+  let total = 0;
+  for (const m of v.matchAll(/(\d+(?:\.\d+)?)(?:\s*(?:-|–|to|bis)\s*(\d+(?:\.\d+)?))?\s*([a-z]+)/g)) {
+    const unit = UNIT_SECONDS.find(([re]) => re.test(m[3]!))?.[1];
+    if (unit) total += Number(m[2] ?? m[1]) * unit;
+  }
+  return isoFromSeconds(Math.round(total));
+}
+
 const text = (v: unknown): string | undefined => {
   if (typeof v === 'number') return String(v);
   if (typeof v !== 'string') return undefined;
@@ -163,22 +203,29 @@ export function fromModel(m: ModelRecipe, origin: Origin): SchemaRecipe {
 
 const list = (v: unknown): unknown[] => (v == null ? [] : Array.isArray(v) ? v : [v]);
 
-/** Steps from schema.org's many shapes: a text, texts, HowToStep, HowToSection with itemListElement. */
+/** A step's own numbering ("1.", "2)", "Step 3:"): the recipe manager numbers steps itself. */
+const STEP_NUMBER = /^(?:step\s*\d+\s*[:.)-]?|\d{1,2}\s*[.)])\s+/i;
+
+/**
+ * Steps from schema.org's many shapes and what models write: a text (one step a line), texts, HowToStep,
+ * HowToSection with itemListElement, `{step: "..."}` or `{instruction: "..."}` objects, sections of steps.
+ */
 function steps(v: unknown, depth = 0): string[] {
   if (depth > 4) return [];
   if (typeof v === 'string') {
     return v
       .split(/\n+/)
-      .map((s) => text(s.replace(/<[^>]+>/g, ' ')))
+      .map((s) => text(s.replace(/<[^>]+>/g, ' ').trim().replace(STEP_NUMBER, '')))
       .filter((s): s is string => Boolean(s));
   }
   return list(v).flatMap((s) => {
     if (typeof s === 'string') return steps(s, depth + 1);
     if (!s || typeof s !== 'object') return [];
     const o = s as Record<string, unknown>;
-    if (o.itemListElement) return steps(o.itemListElement, depth + 1);
-    const t = text(o.text) ?? text(o.name) ?? text(o.description);
-    return t ? [t] : [];
+    const nested = o.itemListElement ?? o.steps ?? o.instructions;
+    if (nested) return steps(nested, depth + 1);
+    const t = [o.text, o.instruction, o.step, o.content, o.name, o.description].find((x) => typeof x === 'string' && x.trim());
+    return t ? steps(t, depth + 1) : [];
   });
 }
 
@@ -193,9 +240,108 @@ function imageUrl(v: unknown): string | undefined {
   return undefined;
 }
 
+const first = (...vs: unknown[]) => vs.find((v) => v !== undefined && v !== null);
+/** The first of several fields that holds text (a model may send `"name": ""` beside a `title`). */
+const firstText = (...vs: unknown[]) => vs.map(text).find(Boolean);
+
+/** A name out of a string, a number, or an object with a `name` (`{"unit": {"name": "g"}}`). */
+const nameOf = (v: unknown): string | undefined =>
+  text(v) ?? (v && typeof v === 'object' && !Array.isArray(v) ? text((v as Record<string, unknown>).name) : undefined);
+
+/**
+ * Ingredient lines from what models write: strings (a text with one a line; bullets dropped), numbers, objects
+ * with the line (`text`, `original`, `display`) or its parts (`quantity`/`amount`, `unit`, `name`/`ingredient`/
+ * `item`/`food`, `note`/`preparation`), and sections holding them.
+ */
+function ingredientLines(v: unknown, depth = 0): string[] {
+  if (depth > 4) return [];
+  return list(v).flatMap((item): string[] => {
+    if (typeof item === 'string') {
+      return item
+        .split(/\n+/)
+        .map((l) => text(l.replace(/^\s*[-*•·]\s*/, '')))
+        .filter((l): l is string => Boolean(l));
+    }
+    if (typeof item === 'number') return [String(item)];
+    if (!item || typeof item !== 'object') return [];
+    const o = item as Record<string, unknown>;
+    const nested = first(o.ingredients, o.items, o.itemListElement, o.recipeIngredient);
+    if (nested) return ingredientLines(nested, depth + 1);
+    const whole = firstText(o.text, o.original, o.originalText, o.display, o.raw, o.line);
+    if (whole) return [whole];
+    const food = nameOf(first(o.name, o.ingredient, o.item, o.food, o.product));
+    if (!food) return [];
+    const note = firstText(o.note, o.notes, o.preparation, o.comment);
+    const line = [nameOf(first(o.quantity, o.amount, o.qty)), nameOf(first(o.unit, o.units, o.measurement)), food].filter(Boolean).join(' ');
+    return [note ? `${line}, ${note}` : line];
+  });
+}
+
+/** Servings as text: "4", "4 servings", a number, or the first of a list. */
+const yieldText = (v: unknown): string | undefined => texts(list(v))[0];
+
+const keywordList = (v: unknown): string[] => texts(list(v).flatMap((k) => (typeof k === 'string' ? k.split(',') : [k])));
+
+function truthy(v: unknown): boolean | undefined {
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'string') {
+    if (/^(true|yes|y|1)$/i.test(v.trim())) return true;
+    if (/^(false|no|n|0)$/i.test(v.trim())) return false;
+  }
+  return undefined;
+}
+
+const RECIPE_KEYS = ['recipeIngredient', 'recipeIngredients', 'ingredients', 'recipeInstructions', 'instructions', 'steps', 'method', 'directions'];
+
+function asObject(v: unknown): Record<string, unknown> | undefined {
+  if (typeof v === 'string' && /^\s*\{/.test(v)) {
+    // A recipe sent as a JSON string inside the JSON.
+    try {
+      return asObject(JSON.parse(v));
+    } catch {
+      return undefined;
+    }
+  }
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/** The recipe fields of a node in any of the shapes above, as the strict schema has them. */
+function modelRecipe(node: Record<string, unknown>): ModelRecipe {
+  return {
+    name: firstText(node.name, node.title, node.recipeName, node.headline) ?? '',
+    description: firstText(node.description, node.summary) ?? null,
+    recipeYield: yieldText(first(node.recipeYield, node.yield, node.servings, node.serves)) ?? null,
+    prepTime: durationFromText(first(node.prepTime, node.prep_time, node.preparationTime)) ?? null,
+    cookTime: durationFromText(first(node.cookTime, node.cook_time, node.cookingTime)) ?? null,
+    totalTime: durationFromText(first(node.totalTime, node.total_time)) ?? null,
+    recipeIngredient: ingredientLines(first(node.recipeIngredient, node.recipeIngredients, node.ingredients)),
+    recipeInstructions: steps(first(node.recipeInstructions, node.instructions, node.steps, node.method, node.directions)),
+    recipeCategory: texts(list(first(node.recipeCategory, node.category, node.categories))),
+    recipeCuisine: texts(list(first(node.recipeCuisine, node.cuisine)))[0] ?? null,
+    keywords: keywordList(first(node.keywords, node.tags)),
+  };
+}
+
+/**
+ * A language model's answer, in any shape models actually send, as the strict answer (MODEL_ANSWER_SCHEMA): the
+ * `{isRecipe, notRecipeReason, recipe}` wrapper or a bare recipe (schema.org keys or plain ones such as `title`,
+ * `ingredients`, `steps`), in a list or not, `isRecipe` missing or a string, numbers and durations as text or
+ * numbers, ingredient objects, HowToStep objects; other keys are ignored. A missing `isRecipe` means a recipe when
+ * there is one. Validate the result with `checkModelAnswer`, then take a usable recipe with `fromModel`.
+ */
+export function normalizeModelAnswer(value: unknown): ModelAnswer {
+  const top = asObject(Array.isArray(value) ? value.find((v) => asObject(v)) : value);
+  if (!top) return { isRecipe: false, notRecipeReason: 'the answer holds no recipe', recipe: null };
+  const looksLikeRecipe = (n: Record<string, unknown>) => RECIPE_KEYS.some((k) => k in n) || /recipe/i.test(String(n['@type'] ?? ''));
+  const node = asObject(Array.isArray(top.recipes) ? top.recipes[0] : top.recipe) ?? (looksLikeRecipe(top) ? top : undefined);
+  const said = truthy(first(top.isRecipe, top.is_recipe));
+  const reason = firstText(top.notRecipeReason, top.not_recipe_reason, top.reason, top.explanation, top.message) ?? null;
+  if (said === false || !node) return { isRecipe: false, notRecipeReason: reason, recipe: null };
+  return { isRecipe: true, notRecipeReason: null, recipe: modelRecipe(node) };
+}
+
 /** A page's schema.org Recipe node, normalised; undefined when it has no name or nothing to cook from. */
 export function fromJsonLd(node: Record<string, unknown>, origin: Origin): SchemaRecipe | undefined {
-  const keywords = list(node.keywords).flatMap((k) => (typeof k === 'string' ? k.split(',') : []));
   const recipe = compact({
     '@context': 'https://schema.org',
     '@type': 'Recipe',
@@ -211,7 +357,7 @@ export function fromJsonLd(node: Record<string, unknown>, origin: Origin): Schem
     recipeInstructions: steps(node.recipeInstructions).map((t) => ({ '@type': 'HowToStep', text: t })),
     recipeCategory: texts(list(node.recipeCategory)),
     recipeCuisine: texts(list(node.recipeCuisine))[0],
-    keywords: texts(keywords).join(', ') || undefined,
+    keywords: keywordList(node.keywords).join(', ') || undefined,
   });
   return isUsable(recipe) ? recipe : undefined;
 }

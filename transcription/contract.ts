@@ -2,6 +2,7 @@
  * What the API, the workflow and the activities of transcription agree on. Pure (no imports with side effects):
  * the workflow bundle includes it.
  */
+import type { AsrBackendKind } from '../core/config.js';
 import type { AudioMode } from '../core/transcripts/audio.js';
 
 export const TRANSCRIPTION_WORKFLOW = 'transcriptionWorkflow';
@@ -19,10 +20,16 @@ export interface TranscriptionLimits {
   mediaTimeoutMs: number;
 }
 
+/** Backends that answer each request with the transcript, with no webhook: the workflow's synchronous branch. */
+export type SyncBackendKind = Exclude<AsrBackendKind, 'callback'>;
+export const isSyncBackend = (kind: AsrBackendKind | undefined): kind is SyncBackendKind => kind !== undefined && kind !== 'callback';
+
 export interface TranscriptionInput {
   jobId: string;
   sourceKind: SourceKind;
   mode: AudioMode;
+  /** ASR_BACKEND when the job (or its retry) started; absent in runs started before it existed: `callback`. */
+  backend?: AsrBackendKind;
   limits: TranscriptionLimits;
 }
 

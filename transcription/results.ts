@@ -10,6 +10,7 @@ import type { Config } from '../core/config.js';
 import { Transcription, TranscriptionWebhook } from '../db/entities/transcription.js';
 import { owns } from '../jobs/ownership.js';
 import type { JobPatch, JobStore } from '../jobs/store.js';
+import { backendIdentity } from './backends/index.js';
 import { TRANSCRIPTION_STATUSES } from './kind.js';
 import { outputDir } from './paths.js';
 
@@ -61,9 +62,9 @@ export type CompleteOutcome = { result: 'done'; title: string; segmentCount: num
 
 /**
  * Finishes a job with its transcript, atomically: rolling echoes removed, the four files written, `segmentsJson`,
- * `outputDir` and `transcript_source` stored, the job `done` at 100, and (for a webhook) the call marked applied:
- * all in one transaction under the job's lock. A job that was cancelled (or finished otherwise) meanwhile gets
- * nothing: its files are not kept, nothing is stored.
+ * `outputDir` and `transcript_source` stored (for `asr`, with the configured backend kind and model), the job
+ * `done` at 100, and (for a webhook) the call marked applied: all in one transaction under the job's lock. A job
+ * that was cancelled (or finished otherwise) meanwhile gets nothing: its files are not kept, nothing is stored.
  */
 export async function completeTranscript(
   d: StoreDeps,
@@ -78,6 +79,7 @@ export async function completeTranscript(
     createdAt: new Date(),
   });
   const finalDir = outputDir(d.config.dataDir, input.jobId);
+  const asr = input.source === 'asr' ? backendIdentity(d.config.transcription) : { backend: null, model: null };
   // Written beside the final directory, then renamed into place inside the transaction.
   const staging = `${finalDir}.${randomBytes(4).toString('hex')}.staging`;
   await fs.mkdir(staging, { recursive: true });
@@ -101,6 +103,8 @@ export async function completeTranscript(
             { jobId: input.jobId },
             {
               transcriptSource: input.source,
+              asrBackend: asr.backend,
+              asrModel: asr.model,
               segmentsJson: JSON.stringify(numbered(segments)),
               segmentCount: segments.length,
               outputDir: finalDir,

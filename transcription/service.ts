@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
-import type { Config } from '../core/config.js';
+import { type AsrBackendKind, type Config } from '../core/config.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { AudioMode } from '../core/transcripts/audio.js';
@@ -57,6 +57,8 @@ export function jobView(job: Job, t: Transcription, segments?: NumberedSegment[]
     modeReason: t.modeReason ?? null,
     asrJobId: t.asrJobId ?? null,
     transcript_source: (t.transcriptSource ?? null) as 'captions' | 'asr' | null,
+    asrBackend: (t.asrBackend ?? null) as AsrBackendKind | null,
+    asrModel: t.asrModel ?? null,
     outputDir: t.outputDir ?? null,
     segmentCount: t.segmentCount ?? null,
     files: done ? Object.fromEntries(TRANSCRIPT_FORMATS.map((f) => [f, `/api/jobs/${job.id}/files/${f}`])) : null,
@@ -97,6 +99,7 @@ export class TranscriptionService {
       jobId: job.id,
       sourceKind: t.sourceKind as SourceKind,
       mode: t.mode as AudioMode,
+      backend: c.asrBackend,
       limits: {
         modelWaitMaxMs: c.modelWaitMaxMs,
         maxResubmits: c.maxResubmits,
@@ -249,6 +252,8 @@ export class TranscriptionService {
             appliedMode: null,
             modeReason: null,
             transcriptSource: null,
+            asrBackend: null,
+            asrModel: null,
             segmentsJson: null,
             segmentCount: null,
             outputDir: null,

@@ -13,6 +13,7 @@ import type { RunRef, StageNote, TranscriptionActivities } from '../activities/t
 import { failureType, isJobStopped } from '../jobs/contract.js';
 import {
   ASR_WEBHOOK_SIGNAL,
+  isSyncBackend,
   type TranscriptionInput,
   type TranscriptionResult,
   type WebhookNotice,
@@ -20,6 +21,7 @@ import {
 import { proxyJobActivities, proxyLocalJobActivities } from './activities.js';
 import { failureMessage, runJob } from './job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from './retry-policy.js';
+import { transcribeSynchronously } from './transcription-sync.js';
 
 /** The API signals each authenticated webhook call; the payload waits in PostgreSQL under `deliveryId`. */
 export const asrWebhookSignal = defineSignal<[WebhookNotice]>(ASR_WEBHOOK_SIGNAL);
@@ -29,6 +31,8 @@ export const asrWebhookSignal = defineSignal<[WebhookNotice]>(ASR_WEBHOOK_SIGNAL
  *   URL: captions (a non-empty caption file finishes the job) -> download; upload: the persisted file ->
  *   ffmpeg in the chosen mode -> submit, waiting for the model on 503 (bounded) -> the backend's webhook (a signal;
  *   stale and replayed calls are ignored) -> transcript stored and `done` -> push notification -> cleanup.
+ *   A synchronous backend (ASR_BACKEND other than `callback`) replaces submit-and-webhook with its chunks
+ *   (transcription-sync.ts).
  * Cancelling the workflow (DELETE /api/jobs/:id) cancels the backend job too. `runJob` records how it ended.
  */
 export async function transcriptionWorkflow(input: TranscriptionInput): Promise<TranscriptionResult> {
@@ -109,6 +113,14 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
       mode: input.mode,
       note: stage(30, 'preparing', input.mode === 'auto' ? 'Measuring the audio' : `Processing the audio (${input.mode})`),
     });
+
+    // A synchronous backend answers each request with the transcript: no submission, no webhook.
+    if (isSyncBackend(input.backend)) {
+      const direct = await transcribeSynchronously(ref, { audio: audio.file, backend: input.backend, limits }, { media, backend, finalize });
+      if (direct.result === 'stopped') return { outcome: 'stopped' };
+      await notify(direct.title);
+      return { outcome: 'done', transcriptSource: 'asr' };
+    }
 
     for (let attempt = 0; ; attempt++) {
       const submitted = await backend.transcriptionSubmit({

@@ -32,6 +32,9 @@ export const Transcription = defineEntity({
     modelWaits: p.integer().default(0),
     /** `captions` or `asr`, once finished. */
     transcriptSource: p.string().nullable(),
+    /** For `asr` transcripts: the backend kind (ASR_BACKEND) and the model (ASR_MODEL) that produced it. */
+    asrBackend: p.string().nullable(),
+    asrModel: p.string().nullable(),
     segmentsJson: p.text().nullable(),
     segmentCount: p.integer().nullable(),
     outputDir: p.text().nullable(),

@@ -9,6 +9,7 @@ import { Migration20261124000000_search } from './Migration20261124000000_search
 import { Migration20261125000000_search_headings } from './Migration20261125000000_search_headings.js';
 import { Migration20261126000000_event_retention } from './Migration20261126000000_event_retention.js';
 import { Migration20261127000000_search_stems } from './Migration20261127000000_search_stems.js';
+import { Migration20261127000000_transcription_backend } from './Migration20261127000000_transcription_backend.js';
 
 /**
  * Committed migrations, listed explicitly (not globbed) so they load the same under tsx, vitest and the compiled
@@ -25,4 +26,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125000000_search_headings', class: Migration20261125000000_search_headings },
   { name: 'Migration20261126000000_event_retention', class: Migration20261126000000_event_retention },
   { name: 'Migration20261127000000_search_stems', class: Migration20261127000000_search_stems },
+  { name: 'Migration20261127000000_transcription_backend', class: Migration20261127000000_transcription_backend },
 ];

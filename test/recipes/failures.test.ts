@@ -211,7 +211,9 @@ describe('permanent failures end the item in error at once', () => {
 
     const silent = await run(h.site.add(`silent-${++n}`, {}));
     expect(silent.status).toBe('error');
-    expect(silent.error).toBe('No text in the post: the page has no caption, description or recipe to read');
+    // On a loaded machine the stand-in yt-dlp may not start within its share of the 1 s attempt; the error then
+    // says so after the page's own reason.
+    expect(silent.error).toMatch(/^No text in the post: the page has no caption, description or recipe to read( \(and yt-dlp did not finish in its share of QUEUE_TIMEOUT_MS\))?$/);
     expect(h.llm.requests).toHaveLength(0);
   });
 

@@ -193,6 +193,7 @@ describe('configuration', () => {
       llmBaseUrl: undefined,
       llmApiKey: undefined,
       llmModel: 'gpt-4o-mini',
+      llmApiStyle: 'openai',
       manager: 'mealie',
       managerBaseUrl: undefined,
       managerPublicUrl: undefined,
@@ -207,6 +208,8 @@ describe('configuration', () => {
     expect(() => loadConfig({ QUEUE_PROCESSING_ENABLED: 'maybe' })).toThrow(/QUEUE_PROCESSING_ENABLED must be true or false/);
     expect(() => loadConfig({ RECIPE_MANAGER: 'paprika' })).toThrow(/RECIPE_MANAGER must be one of mealie, tandoor/);
     expect(() => loadConfig({ LLM_API_BASE_URL: 'not a url' })).toThrow(/LLM_API_BASE_URL must be a URL/);
+    expect(() => loadConfig({ LLM_API_STYLE: 'anthropic' })).toThrow(new ConfigError('LLM_API_STYLE must be one of openai, ollama'));
+    expect(loadConfig({ LLM_API_STYLE: 'Ollama' }).recipes.llmApiStyle).toBe('ollama');
     const c = loadConfig({ QUEUE_PROCESSING_ENABLED: 'false', RECIPE_MANAGER: 'Tandoor', LLM_API_BASE_URL: 'http://llm:8080/v1/', LLM_API_KEY: 'sk-unit-secret-1', RECIPE_MANAGER_TOKEN: 'tandoor-unit-secret-2' });
     expect(c.recipes).toMatchObject({ processingEnabled: false, manager: 'tandoor', llmBaseUrl: 'http://llm:8080/v1' });
     expect(redact('key sk-unit-secret-1 and tandoor-unit-secret-2')).toBe('key *** and ***');

@@ -1,10 +1,12 @@
 /**
- * A fake transcription backend that speaks the whole contract Gristmill expects (README, "The transcription
- * backend"). The tests drive it; it also runs on its own for demos:
+ * A fake transcription backend that speaks every protocol Gristmill does (README, "The transcription backend"), all
+ * at once on one port unless told otherwise. The tests drive it; it also runs on its own for demos:
  *
- *   npm run fake-asr -- --port 9000 [--load-seconds 5] [--delay-ms 500]
- *   ASR_BASE_URL=http://127.0.0.1:9000 npm start
+ *   npm run fake-asr -- --port 9000 [--protocol all|callback|openai|whisper-cpp|whisper-asr] [--load-seconds 5] [--delay-ms 500]
+ *   ASR_BASE_URL=http://127.0.0.1:9000 npm start                          # callback
+ *   ASR_BACKEND=openai ASR_BASE_URL=http://127.0.0.1:9000 npm start       # or whisper-cpp, whisper-asr
  *
+ * Gristmill's callback contract:
  * - POST /jobs (multipart: file, callback_url, external_id): 202 {id, status: "queued"}; 503 + Retry-After while
  *   the model is loading.
  * - GET /model/events: server-sent events `event: model` with `{state}` (`loading`, `ready`), the current state
@@ -12,6 +14,22 @@
  * - DELETE /jobs/:id: cancels (recorded); GET /jobs/:id: the job.
  * - Callbacks: the backend job `{id, status, error?, segments?}` POSTed to callback_url, on demand (tests) or
  *   after `delayMs` (auto mode), plus model-lifecycle notices and replays on demand.
+ *
+ * The synchronous protocols, which answer each request with the transcript (503 + Retry-After while the model
+ * loads, as whisper.cpp's server does):
+ * - OpenAI `POST /v1/audio/transcriptions`: multipart `file` (the name's extension must be a known format),
+ *   `model` (required), `response_format` (`json`, `text`, `verbose_json`, ...), `timestamp_granularities[]`,
+ *   `language`, `temperature`. `verbose_json` is `{task, language, duration, text, segments: [{id, seek, start,
+ *   end, text, tokens, temperature, avg_logprob, compression_ratio, no_speech_prob}], usage}`; models named
+ *   `gpt-4o*` refuse it with OpenAI's 400, as text-only models do. `openaiStyle = 'localai'` answers as LocalAI
+ *   does: `{segments: [{id, start, end, text, tokens}], text}` with times in nanoseconds. Bodies over
+ *   `maxRequestBytes` (OpenAI: 25 MB) get OpenAI's 413.
+ * - whisper.cpp's server `POST /inference`: `file`, `response_format`, `temperature`, `language`; its
+ *   `verbose_json` has words per segment; a missing file is its 200 `{"error": ...}`.
+ * - whisper-asr-webservice `POST /asr?encode=&task=&language=&output=json`: multipart `audio_file`; Whisper's
+ *   result `{text, segments, language}` served as text/plain; FastAPI's 422 for a missing file or a bad `output`.
+ * The "recogniser" hears each burst of sound in the WAV it gets and names its pitch: a segment `tone 350 hertz`
+ * from the burst's start to its end, so tests can tell where every segment came from.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -46,6 +64,39 @@ export interface Segment {
 
 export type ModelEventsMode = 'live' | 'unreachable' | 'close-without-ready';
 
+export const ASR_PROTOCOLS = ['callback', 'openai', 'whisper-cpp', 'whisper-asr'] as const;
+export type AsrProtocol = (typeof ASR_PROTOCOLS)[number];
+export type SyncProtocol = Exclude<AsrProtocol, 'callback'>;
+
+/** One request to a synchronous route, as the fake saw it. */
+export interface SyncRequest {
+  protocol: SyncProtocol;
+  path: string;
+  query: Record<string, string>;
+  /** The multipart text fields in order (a repeated name appears again). */
+  fields: [string, string][];
+  fileField: string;
+  fileName: string;
+  fileType: string;
+  bytes: number;
+  sha256: string;
+  isWav: boolean;
+  /** The audio's length, read from its WAV header and size. */
+  seconds: number;
+  authorization: string | undefined;
+  at: number;
+  status?: number;
+  /** The client closed the connection before it was answered. */
+  aborted: boolean;
+}
+
+/** A scripted answer for the next synchronous request. */
+export interface SyncAnswer {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
 export class FakeAsr {
   url = '';
   /** Accepted submissions. */
@@ -65,6 +116,18 @@ export class FakeAsr {
   /** Authorization header expected on every request, when set. */
   apiKey: string | undefined;
   readonly callbacks: { jobId: string; status: number; body: unknown; at: number }[] = [];
+  /** The protocols served; the others' routes answer 404. */
+  protocols = new Set<AsrProtocol>(ASR_PROTOCOLS);
+  /** Every request to a synchronous route. */
+  readonly syncRequests: SyncRequest[] = [];
+  /** Answers for the next synchronous requests, in order; then the transcript. */
+  readonly syncScript: SyncAnswer[] = [];
+  /** A synchronous answer waits this long first (a slow model); a client that hangs up meanwhile is recorded. */
+  syncDelayMs = 0;
+  /** How the OpenAI route answers: as OpenAI, or as LocalAI (nanosecond times). */
+  openaiStyle: 'openai' | 'localai' = 'openai';
+  /** The largest request the OpenAI route takes (OpenAI: 25 MB). */
+  maxRequestBytes = 25 * 1024 * 1024;
 
   private server: http.Server | undefined;
   private readonly sse = new Set<http.ServerResponse>();
@@ -144,6 +207,12 @@ export class FakeAsr {
     const url = new URL(req.url ?? '/', this.url);
     if (this.apiKey && req.headers.authorization !== `Bearer ${this.apiKey}`) {
       res.writeHead(401, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'unauthorized' }));
+      return;
+    }
+    const sync = (SYNC_ROUTES as Record<string, SyncProtocol | undefined>)[url.pathname];
+    if (req.method === 'POST' && sync && this.protocols.has(sync)) return this.transcribe(sync, url, req, res);
+    if (!this.protocols.has('callback')) {
+      res.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
       return;
     }
     if (req.method === 'POST' && url.pathname === '/jobs') return this.submit(req, res);
@@ -227,6 +296,159 @@ export class FakeAsr {
     }
   }
 
+  /** A synchronous route: reads the multipart form, checks it as the real server does, answers the transcript. */
+  private async transcribe(protocol: SyncProtocol, url: URL, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const record: SyncRequest = {
+      protocol,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      fields: [],
+      fileField: '',
+      fileName: '',
+      fileType: '',
+      bytes: 0,
+      sha256: '',
+      isWav: false,
+      seconds: 0,
+      authorization: req.headers.authorization,
+      at: Date.now(),
+      aborted: false,
+    };
+    this.syncRequests.push(record);
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        record.aborted = true;
+        this.wake();
+      }
+    });
+    const parts: Buffer[] = [];
+    const hash = createHash('sha256');
+    await new Promise<void>((resolve, reject) => {
+      const bb = Busboy({ headers: req.headers as { 'content-type': string } });
+      bb.on('field', (name: string, value: string) => record.fields.push([name, value]));
+      bb.on('file', (field: string, stream: NodeJS.ReadableStream, filename: string, _enc: string, type: string) => {
+        record.fileField = field;
+        record.fileName = filename;
+        record.fileType = type;
+        stream.on('data', (c: Buffer) => {
+          parts.push(c);
+          hash.update(c);
+        });
+      });
+      bb.on('finish', resolve);
+      bb.on('error', reject);
+      req.on('aborted', () => reject(new Error('aborted')));
+      req.pipe(bb);
+    }).catch(() => undefined);
+    const audio = Buffer.concat(parts);
+    record.bytes = audio.length;
+    record.sha256 = hash.digest('hex');
+    record.isWav = audio.subarray(0, 4).toString('latin1') === 'RIFF' && audio.subarray(8, 12).toString('latin1') === 'WAVE';
+    record.seconds = record.isWav ? wavSeconds(audio) : 0;
+    this.wake();
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}, type = 'application/json') => {
+      if (record.aborted || res.writableEnded) return;
+      record.status = status;
+      this.wake();
+      res.writeHead(status, { 'Content-Type': type, ...headers }).end(typeof body === 'string' ? body : JSON.stringify(body));
+    };
+    const field = (name: string) => record.fields.find(([n]) => n === name)?.[1];
+    const openaiError = (status: number, message: string, extra: Record<string, unknown> = {}) =>
+      send(status, { error: { message, type: 'invalid_request_error', param: null, code: null, ...extra } });
+
+    if (this.syncDelayMs) {
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, this.syncDelayMs);
+        res.on('close', () => {
+          clearTimeout(timer);
+          r();
+        });
+      });
+    }
+    if (record.aborted) return;
+    const scripted = this.syncScript.shift();
+    if (scripted) return send(scripted.status, scripted.body ?? { error: { message: `fake error ${scripted.status}` } }, scripted.headers);
+    if (this.model !== 'ready') {
+      return send(503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } }, { 'Retry-After': String(this.retryAfterSeconds) });
+    }
+    const heard = hear(audio);
+    const text = heard.map((s) => s.text).join(' ');
+    // What OpenAI's and whisper.cpp's verbose_json share; their segments differ.
+    const verbose = { task: 'transcribe', language: 'english', duration: record.seconds, text };
+
+    if (protocol === 'openai') {
+      const contentLength = Number(req.headers['content-length'] ?? 0);
+      if (Math.max(contentLength, record.bytes) > this.maxRequestBytes) {
+        return send(413, { error: { message: `Maximum content size limit (${this.maxRequestBytes}) exceeded (${Math.max(contentLength, record.bytes)} bytes read)`, type: 'server_error', param: null, code: null } });
+      }
+      if (!record.fileName) return openaiError(400, "1 validation error for Request\nbody -> file\n  field required (type=value_error.missing)");
+      if (!/\.(flac|m4a|mp3|mp4|mpeg|mpga|oga|ogg|wav|webm)$/i.test(record.fileName)) {
+        return openaiError(400, "Invalid file format. Supported formats: ['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'mpga', 'oga', 'ogg', 'wav', 'webm']");
+      }
+      const model = field('model');
+      if (!model) return openaiError(400, 'you must provide a model parameter');
+      const format = field('response_format') ?? 'json';
+      if (!['json', 'text', 'srt', 'verbose_json', 'vtt'].includes(format)) return openaiError(400, `Invalid value: '${format}'.`, { param: 'response_format' });
+      if (format === 'verbose_json' && /^gpt-4o/.test(model)) {
+        return openaiError(400, `response_format 'verbose_json' is not compatible with model '${model}'. Use 'json' or 'text' instead.`, { param: 'response_format', code: 'unsupported_value' });
+      }
+      if (this.openaiStyle === 'localai') {
+        const ns = (t: number) => Math.round(t * 1e9);
+        return send(200, { segments: heard.map((s, i) => ({ id: i, start: ns(s.start), end: ns(s.end), text: ` ${s.text}`, tokens: [50364 + i] })), text });
+      }
+      const usage = { type: 'duration', seconds: Math.ceil(record.seconds) };
+      if (format === 'text') return send(200, `${text}\n`, {}, 'text/plain; charset=utf-8');
+      if (format !== 'verbose_json') return send(200, { text, usage });
+      return send(200, {
+        ...verbose,
+        segments: heard.map((s, i) => ({
+          id: i, seek: 0, start: s.start, end: s.end, text: ` ${s.text}`, tokens: [50364, 1000 + i, 50414],
+          temperature: 0, avg_logprob: -0.21, compression_ratio: 1.1, no_speech_prob: 0.01,
+        })),
+        usage,
+      });
+    }
+    if (protocol === 'whisper-cpp') {
+      // whisper.cpp reports a missing file with 200 and an error object.
+      if (!record.fileName) return send(200, { error: "no 'file' field in the request" });
+      if (!record.isWav) return send(200, { error: 'failed to read audio data' });
+      if (field('response_format') !== 'verbose_json') return send(200, { text });
+      return send(200, {
+        ...verbose,
+        segments: heard.map((s, i) => ({
+          id: i,
+          text: ` ${s.text}`,
+          start: s.start,
+          end: s.end,
+          tokens: [1000 + i],
+          words: s.text.split(' ').map((word) => ({ word: ` ${word}`, start: s.start, end: s.end, t_dtw: -1, probability: 0.9 })),
+          temperature: 0,
+          avg_logprob: -0.3,
+          no_speech_prob: 0.02,
+        })),
+      });
+    }
+    // whisper-asr-webservice (FastAPI).
+    if (!record.fileName || record.fileField !== 'audio_file') {
+      return send(422, { detail: [{ type: 'missing', loc: ['body', 'audio_file'], msg: 'Field required', input: null }] });
+    }
+    const output = url.searchParams.get('output') ?? 'txt';
+    if (!['txt', 'vtt', 'srt', 'tsv', 'json'].includes(output)) {
+      return send(422, { detail: [{ type: 'enum', loc: ['query', 'output'], msg: "Input should be 'txt', 'vtt', 'srt', 'tsv' or 'json'", input: output }] });
+    }
+    const headers = { 'Asr-Engine': 'faster_whisper', 'Content-Disposition': `attachment; filename="${record.fileName}.${output}"` };
+    if (output !== 'json') return send(200, `${text}\n`, headers, 'text/plain; charset=utf-8');
+    const body = {
+      language: url.searchParams.get('language') ?? 'en',
+      segments: heard.map((s, i) => ({
+        id: i + 1, seek: 0, start: s.start, end: s.end, text: ` ${s.text}`, tokens: [50364, 1000 + i],
+        avg_logprob: -0.25, compression_ratio: 1.2, no_speech_prob: 0.03, words: null, temperature: 0,
+      })),
+      text,
+    };
+    return send(200, JSON.stringify(body), headers, 'text/plain; charset=utf-8');
+  }
+
   private events(req: http.IncomingMessage, res: http.ServerResponse): void {
     this.modelEventConnections++;
     this.wake();
@@ -265,21 +487,102 @@ export function demoSegments(job: Pick<FakeSubmission, 'bytes'>): Segment[] {
   return out;
 }
 
-/** `npm run fake-asr -- --port 9000 --load-seconds 5 --delay-ms 500`: a backend for demos. */
+const SYNC_ROUTES: Record<string, SyncProtocol> = { '/v1/audio/transcriptions': 'openai', '/inference': 'whisper-cpp', '/asr': 'whisper-asr' };
+
+/** The length of a PCM WAV file in seconds, from its format and the bytes after its `data` header. */
+function wavSeconds(audio: Buffer): number {
+  const data = pcm(audio);
+  return data ? data.samples.length / data.rate : 0;
+}
+
+/** The samples of a 16-bit PCM WAV (the first channel), and its rate. */
+function pcm(audio: Buffer): { samples: Int16Array; rate: number } | undefined {
+  let at = 12;
+  let rate = 0;
+  let channels = 1;
+  while (at + 8 <= audio.length) {
+    const id = audio.toString('latin1', at, at + 4);
+    const size = audio.readUInt32LE(at + 4);
+    if (id === 'fmt ') {
+      channels = audio.readUInt16LE(at + 10);
+      rate = audio.readUInt32LE(at + 12);
+    } else if (id === 'data' && rate) {
+      const body = audio.subarray(at + 8, Math.min(audio.length, at + 8 + size));
+      const frames = Math.floor(body.length / (2 * channels));
+      const samples = new Int16Array(frames);
+      for (let i = 0; i < frames; i++) samples[i] = body.readInt16LE(i * 2 * channels);
+      return { samples, rate };
+    }
+    at += 8 + size + (size % 2);
+  }
+  return undefined;
+}
+
+/**
+ * What the fake "recognises": each burst of sound (10 ms frames louder than -34 dBFS, gaps under 0.25 s bridged,
+ * bursts under 0.1 s ignored) is one segment named after its pitch (zero crossings), to the nearest 10 Hz.
+ */
+export function hear(audio: Buffer): Segment[] {
+  const data = pcm(audio);
+  if (!data) return [];
+  const frame = Math.round(data.rate / 100);
+  const loud: boolean[] = [];
+  for (let i = 0; i + frame <= data.samples.length; i += frame) {
+    let sum = 0;
+    for (let j = i; j < i + frame; j++) sum += (data.samples[j]! / 32768) ** 2;
+    loud.push(Math.sqrt(sum / frame) > 0.02);
+  }
+  const bursts: [number, number][] = [];
+  for (let f = 0; f < loud.length; f++) {
+    if (!loud[f]) continue;
+    const last = bursts.at(-1);
+    if (last && f - last[1] <= 25) last[1] = f + 1;
+    else bursts.push([f, f + 1]);
+  }
+  return bursts
+    .filter(([a, b]) => b - a >= 10)
+    .map(([a, b]) => {
+      // Half a period between sign changes: count them between the first and the last one.
+      let crossings = 0;
+      let first = 0;
+      let last = 0;
+      for (let i = a * frame + 1; i < b * frame; i++) {
+        if (data.samples[i - 1]! < 0 === data.samples[i]! < 0) continue;
+        if (!crossings) first = i;
+        last = i;
+        crossings++;
+      }
+      const hz = crossings > 1 ? Math.round(((crossings - 1) / 2 / ((last - first) / data.rate)) / 10) * 10 : 0;
+      return { start: round2((a * frame) / data.rate), end: round2((b * frame) / data.rate), text: `tone ${hz} hertz` };
+    });
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/** `npm run fake-asr -- --port 9000 [--protocol all] --load-seconds 5 --delay-ms 500`: a backend for demos. */
 async function main(): Promise<void> {
   const arg = (name: string, fallback: number) => {
     const i = process.argv.indexOf(`--${name}`);
     return i === -1 ? fallback : Number(process.argv[i + 1]);
   };
+  const p = process.argv.indexOf('--protocol');
+  const protocol = p === -1 ? 'all' : (process.argv[p + 1] ?? '');
+  if (protocol !== 'all' && !(ASR_PROTOCOLS as readonly string[]).includes(protocol)) {
+    console.error(`--protocol must be all or one of ${ASR_PROTOCOLS.join(', ')}`);
+    process.exit(2);
+  }
   const fake = await FakeAsr.start({ port: arg('port', 9000) });
+  if (protocol !== 'all') fake.protocols = new Set([protocol as AsrProtocol]);
   fake.autoCompleteMs = arg('delay-ms', 500);
+  fake.syncDelayMs = arg('delay-ms', 500);
   const loadSeconds = arg('load-seconds', 0);
   if (loadSeconds > 0) {
     fake.setModel('loading');
     fake.retryAfterSeconds = Math.max(1, Math.ceil(loadSeconds / 2));
     setTimeout(() => fake.setModel('ready'), loadSeconds * 1000);
   }
-  console.log(`fake transcription backend on ${fake.url} (ASR_BASE_URL=${fake.url})`);
+  const backends = protocol === 'all' ? 'ASR_BACKEND callback, openai, whisper-cpp or whisper-asr' : `ASR_BACKEND=${protocol}`;
+  console.log(`fake transcription backend on ${fake.url} (ASR_BASE_URL=${fake.url}, ${backends})`);
   process.on('SIGINT', () => void fake.close().then(() => process.exit(0)));
   process.on('SIGTERM', () => void fake.close().then(() => process.exit(0)));
 }

@@ -50,6 +50,22 @@ export function wav(o: WavOptions = {}): Buffer {
   return buf;
 }
 
+/**
+ * A 16 kHz mono WAV of tones and silences in turn: `{hz, seconds}` is a tone (amplitude 0.5), `{seconds}` silence.
+ * The fake backend names each tone by its pitch, so a transcript says where each of its segments came from.
+ */
+export function tones(parts: { hz?: number; seconds: number }[]): Buffer {
+  const rate = 16_000;
+  const samples: number[] = [];
+  for (const part of parts) {
+    const n = Math.round(part.seconds * rate);
+    for (let i = 0; i < n; i++) samples.push(part.hz ? 0.5 * Math.sin((2 * Math.PI * part.hz * i) / rate) : 0);
+  }
+  const buf = wav({ seconds: samples.length / rate, amplitude: 0 });
+  samples.forEach((v, i) => buf.writeInt16LE(Math.round(v * 32767), 44 + i * 2));
+  return buf;
+}
+
 export interface VideoPage {
   title: string;
   media: Buffer;

@@ -3,10 +3,12 @@
  *
  * - FakeSocialSite: post pages (a caption in Open Graph tags, a schema.org Recipe in JSON-LD, plain text), their
  *   pictures, and any status code.
- * - FakeLlm: OpenAI-compatible `POST /chat/completions`. By default it "reads" the post like a model would: lines
+ * - FakeLlm: OpenAI-compatible `POST /v1/chat/completions`, and Ollama's native `POST /api/chat` (`format` as a
+ *   schema or "json"; `{message: {content}, done}`). By default it "reads" the post like a model would: lines
  *   starting with "- " are ingredients, numbered lines are steps, a post saying "not a recipe" is none. Scripted
- *   answers cover malformed JSON, 4xx/5xx, 429 with Retry-After, refusals, slow answers and servers without
- *   json_schema support. It counts requests in flight (concurrency) and notices callers that hang up.
+ *   answers cover malformed JSON, 4xx/5xx, 429 with Retry-After, refusals, slow answers, servers without
+ *   json_schema (or json_object, or schema format) support, and the ways models write their answers
+ *   (ANSWER_STYLES). It counts requests in flight (concurrency) and notices callers that hang up.
  * - FakeRecipeManager: Mealie (`POST /api/recipes/create/html-or-json` -> 201 "slug") or Tandoor
  *   (`POST /api/recipe/` -> 201 {id}), bearer-token checked (401), scripted failures such as Mealie's 400
  *   BAD_RECIPE_DATA, the picture uploads, searching recipes by name and reading one (Mealie's `orgURL`,
@@ -128,15 +130,22 @@ export type LlmAnswer =
   | { kind: 'not-recipe'; reason?: string }
   | { kind: 'malformed' }
   | { kind: 'fenced' }
+  | { kind: 'style'; style: AnswerStyle }
   | { kind: 'refusal'; text?: string }
   | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
   | { kind: 'hang-up' };
 
 export interface LlmRequest {
+  /** `/v1/chat/completions` or Ollama's `/api/chat`. */
+  path: string;
   body: {
     model: string;
     messages: { role: string; content: string }[];
     response_format?: { type: string; json_schema?: { name: string; strict: boolean; schema: unknown } };
+    /** Ollama: a JSON schema, or "json". */
+    format?: unknown;
+    stream?: boolean;
+    options?: Record<string, unknown>;
   };
   authorization: string | undefined;
   at: number;
@@ -155,6 +164,10 @@ export class FakeLlm {
   delayMs = 0;
   /** False: json_schema response formats are refused with 400, as some servers do. */
   supportsJsonSchema = true;
+  /** False: json_object is refused too (a server that takes no response_format at all). */
+  supportsJsonObject = true;
+  /** False: Ollama's `format` takes only "json" (servers before structured outputs). */
+  supportsSchemaFormat = true;
   inFlight = 0;
   maxInFlight = 0;
   private server: http.Server | undefined;
@@ -177,16 +190,19 @@ export class FakeLlm {
     this.fallback = { kind: 'read' };
     this.delayMs = 0;
     this.supportsJsonSchema = true;
+    this.supportsJsonObject = true;
+    this.supportsSchemaFormat = true;
     this.maxInFlight = this.inFlight;
   }
 
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-      res.writeHead(404).end();
+    const ollama = req.url === '/api/chat';
+    if (req.method !== 'POST' || (req.url !== '/v1/chat/completions' && !ollama)) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: '404 page not found' }));
       return;
     }
     const body = JSON.parse((await readBody(req)).toString('utf8')) as LlmRequest['body'];
-    const record: LlmRequest = { body, authorization: req.headers.authorization, at: Date.now(), aborted: false };
+    const record: LlmRequest = { path: req.url!, body, authorization: req.headers.authorization, at: Date.now(), aborted: false };
     this.requests.push(record);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -205,8 +221,24 @@ export class FakeLlm {
       if (!this.supportsJsonSchema && body.response_format?.type === 'json_schema') {
         return send(400, { error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", type: 'invalid_request_error', param: 'response_format' } });
       }
+      if (!this.supportsJsonObject && body.response_format?.type === 'json_object') {
+        return send(400, { error: { message: "Invalid parameter: 'response_format' of type 'json_object' is not supported with this model.", type: 'invalid_request_error', param: 'response_format' } });
+      }
+      if (ollama && !this.supportsSchemaFormat && body.format !== undefined && body.format !== 'json') {
+        return send(400, { error: 'invalid format: expected "json" or a JSON schema' });
+      }
       const content = (s: string, extra: Record<string, unknown> = {}) =>
-        send(200, { id: 'chatcmpl-fake', object: 'chat.completion', model: body.model, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: s, ...extra } }] });
+        ollama
+          ? send(200, {
+              model: body.model,
+              created_at: new Date().toISOString(),
+              message: { role: 'assistant', content: s },
+              done_reason: 'stop',
+              done: true,
+              total_duration: 1_234_567,
+              eval_count: 42,
+            })
+          : send(200, { id: 'chatcmpl-fake', object: 'chat.completion', model: body.model, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: s, ...extra } }] });
       switch (answer.kind) {
         case 'status':
           return send(answer.status, answer.body ?? { error: { message: `fake error ${answer.status}` } }, answer.headers);
@@ -220,6 +252,8 @@ export class FakeLlm {
           return content(JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: answer.recipe }));
         case 'fenced':
           return content('```json\n' + JSON.stringify(readPost(body)) + '\n```');
+        case 'style':
+          return content(ANSWER_STYLES[answer.style](readPost(body).recipe as unknown as StyleRecipe));
         case 'hang-up':
           res.destroy();
           return;
@@ -263,6 +297,91 @@ function readPost(body: LlmRequest['body']): Record<string, unknown> {
     },
   };
 }
+
+/** The recipe fields an answer style writes out (the strict schema's). */
+export interface StyleRecipe {
+  name: string;
+  description: string | null;
+  recipeYield: string | null;
+  prepTime: string | null;
+  cookTime: string | null;
+  recipeIngredient: string[];
+  recipeInstructions: string[];
+  recipeCategory: string[];
+  recipeCuisine: string | null;
+  keywords: string[];
+}
+
+const minutes = (iso: string | null) => Number(/PT(\d+)M/.exec(iso ?? '')?.[1] ?? 0);
+
+/** "200 g spaghetti" as the parts models put in ingredient objects. */
+function ingredientObject(line: string): Record<string, unknown> {
+  const m = /^(\d+)\s*(g|ml|tbsp)?\s+([^,]+)(?:,\s*(.*))?$/.exec(line);
+  if (!m) return { name: line };
+  return { quantity: m[2] ? m[1] : Number(m[1]), ...(m[2] && { unit: m[2] }), name: m[3], ...(m[4] && { preparation: m[4] }) };
+}
+
+/**
+ * The ways models write one and the same answer, as seen from chat models that were given the schema but not held
+ * to it (written by hand after their habits): each gives the same recipe once normalised.
+ */
+export const ANSWER_STYLES = {
+  /** What the strict schema asks for. */
+  strict: (r: StyleRecipe) => JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: r }),
+  /** In a Markdown fence, after a sentence and before another (Llama, Mistral, Gemma in json_object-less servers). */
+  prose: (r: StyleRecipe) =>
+    `Here is the recipe extracted from the post:\n\n\`\`\`json\n${JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: r }, null, 2)}\n\`\`\`\n\nLet me know if you want it in another format!`,
+  /** A reasoning model's thoughts first (DeepSeek-R1, Qwen3), braces and all. */
+  think: (r: StyleRecipe) =>
+    `<think>\nThe user wants JSON like {"isRecipe": ...}. The post lists ingredients and steps, so it is a recipe.\n</think>\n\n${JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: r })}`,
+  /** A bare schema.org Recipe, HowToStep objects, strings where the schema has lists. */
+  schemaOrg: (r: StyleRecipe) =>
+    JSON.stringify({
+      '@context': 'https://schema.org',
+      '@type': 'Recipe',
+      name: r.name,
+      recipeYield: r.recipeYield,
+      prepTime: r.prepTime,
+      cookTime: r.cookTime,
+      recipeIngredient: r.recipeIngredient,
+      recipeInstructions: r.recipeInstructions.map((text) => ({ '@type': 'HowToStep', text })),
+      recipeCategory: r.recipeCategory.join(', '),
+      recipeCuisine: r.recipeCuisine,
+      keywords: r.keywords.join(', '),
+    }),
+  /** The wrapper without isRecipe and notRecipeReason. */
+  noFlag: (r: StyleRecipe) => JSON.stringify({ recipe: r }),
+  /** Plain keys, durations as words and numbers, ingredient objects, numbered steps. */
+  plain: (r: StyleRecipe) =>
+    JSON.stringify({
+      title: r.name,
+      servings: r.recipeYield,
+      prep_time: `${minutes(r.prepTime)} minutes`,
+      cook_time: minutes(r.cookTime),
+      ingredients: r.recipeIngredient.map(ingredientObject),
+      steps: r.recipeInstructions.map((s, i) => `${i + 1}. ${s}`),
+      category: r.recipeCategory,
+      cuisine: r.recipeCuisine,
+      tags: r.keywords,
+    }),
+  /** isRecipe as a string, numbered step objects, and keys nobody asked for. */
+  extraKeys: (r: StyleRecipe) =>
+    JSON.stringify({
+      isRecipe: 'true',
+      notRecipeReason: '',
+      confidence: 0.93,
+      recipe: {
+        ...r,
+        recipeInstructions: r.recipeInstructions.map((text, i) => ({ step: i + 1, text })),
+        notes: 'Use fresh lemons.',
+        nutrition: { calories: '520 kcal' },
+        author: { '@type': 'Person', name: 'the poster' },
+      },
+    }),
+  /** A list holding the answer. */
+  list: (r: StyleRecipe) => JSON.stringify([{ isRecipe: true, notRecipeReason: null, recipe: r }]),
+} satisfies Record<string, (r: StyleRecipe) => string>;
+export type AnswerStyle = keyof typeof ANSWER_STYLES;
 
 export type ManagerAnswer = { status: number; body: unknown } | { kind: 'hang-up' };
 

@@ -111,6 +111,10 @@ export interface TranscriptionJob {
   fileName: string | null;
   mode: string;
   appliedMode: string | null;
+  transcript_source: 'captions' | 'asr' | null;
+  /** Which backend and model made an `asr` transcript. */
+  asrBackend: string | null;
+  asrModel: string | null;
   segmentCount: number | null;
   files: Record<'srt' | 'txt' | 'md' | 'json', string> | null;
   createdAt: string;

@@ -285,7 +285,9 @@ function JobRow({ job, openTranscript, onChanged }: { job: TranscriptionJob; ope
         <Badge status={job.status} />
       </div>
       <p class="meta">
-        <span class="source">{source}</span> · {job.appliedMode ? `clean-up ${job.appliedMode}` : `mode ${job.mode}`} · {formatDate(job.createdAt)}
+        <span class="source">{source}</span> · {job.appliedMode ? `clean-up ${job.appliedMode}` : `mode ${job.mode}`}
+        {job.transcript_source === 'captions' && ' · from captions'}
+        {job.asrBackend && ` · ${job.asrBackend}${job.asrModel ? ` ${job.asrModel}` : ''}`} · {formatDate(job.createdAt)}
       </p>
       {ACTIVE.has(job.status) && (
         <div class="job">
