@@ -153,10 +153,14 @@ describe('an OpenAI-compatible backend', () => {
       await h.asr.waitFor(() => requestsOf(id).find((r) => r.status === 503), 30_000, 'the 503');
       // While the job waits out Retry-After, segments for its chunk appear (as an earlier attempt, or a run still
       // winding down, would leave them).
+      // The run's folder holds a folder per step and attempt (`audio-1`, `chunks-1`).
       const work = path.join(h.stack.dataDir, 'tmp', 'transcription', id);
-      const { size } = await fs.stat(path.join(work, 'audio.wav'));
+      const files = (await fs.readdir(work, { recursive: true })).map((f) => path.join(work, f));
+      const audio = files.find((f) => path.basename(f) === 'audio.wav')!;
+      const chunks = files.find((f) => /^chunks-\d+$/.test(path.basename(f)))!;
+      const { size } = await fs.stat(audio);
       const kept = { start: 0, seconds: (size - 44) / 32_000, bytes: matching ? size : size + 2, segments: [{ start: 0.1, end: 0.9, text: 'kept words' }] };
-      await fs.writeFile(path.join(work, 'chunks', 'chunk-000.json'), JSON.stringify(kept));
+      await fs.writeFile(path.join(chunks, 'chunk-000.json'), JSON.stringify(kept));
       const job = await waitForJob(h.url, id, isFinished, 60_000);
       expect(job.status).toBe('done');
       if (matching) {
@@ -228,5 +232,23 @@ describe.each([
     ]);
     expect(other.asr.syncRequests).toHaveLength(1);
     expect(other.asr.syncRequests[0]).toMatchObject({ ...expected, fileName: `${created.body.id}.wav`, isWav: true, status: 200 });
+  });
+});
+
+describe('a server that takes longer than the heartbeat timeout to answer a chunk', () => {
+  let slow: TranscriptionHarness;
+  beforeAll(async () => {
+    slow = await startTranscriptionHarness({ env: { ASR_BACKEND: 'whisper-cpp', TRANSCRIPTION_HEARTBEAT_TIMEOUT_MS: '1500' } });
+  });
+  afterAll(() => slow?.stop());
+
+  it('is waited for, not taken for a hung step and asked again', async () => {
+    // Transcribing is the server's work: the request is in flight, so the step is waiting, not stalled.
+    slow.asr.syncDelayMs = 5000;
+    const created = await uploadJob(slow.url, { bytes: tones([{ hz: 700, seconds: 1 }]), name: 'slow.wav' }, { mode: 'none' });
+    expect(created.status).toBe(201);
+    const job = await waitForJob(slow.url, created.body.id, isFinished, 60_000);
+    expect(job).toMatchObject({ status: 'done', segments: [expect.objectContaining({ text: 'tone 700 hertz' })] });
+    expect(slow.asr.syncRequests).toHaveLength(1);
   });
 });
