@@ -14,17 +14,7 @@ import type { SnippetRow } from './search.js';
 /** How far from a hit (in snippets of its file) a neighbour may be. */
 const REACH = 8;
 
-export interface Neighbour {
-  id: string;
-  documentId: string;
-  type: 'code' | 'info';
-  title: string | null;
-  content: string;
-  language: string | null;
-  breadcrumb: string | null;
-  tokenCount: number;
-  ordinal: number;
-}
+export type Neighbour = Omit<SnippetRow, 'versionId' | 'filePath'>;
 
 type Hit = SnippetRow & { score: number };
 

@@ -12,8 +12,13 @@ export type SearchMode = (typeof SEARCH_MODES)[number];
 /** What actually ran: `keyword_fallback` when semantic or hybrid was asked for and no vectors could be used. */
 export type UsedSearchMode = 'keyword' | 'semantic' | 'hybrid' | 'keyword_fallback';
 
-/** The k of reciprocal-rank fusion: the usual 60, so the top few ranks of either list do not dominate. */
-export const RRF_K = 60;
+/**
+ * The k of reciprocal-rank fusion. Smaller than the usual 60: with 60, a snippet first in one list and absent from
+ * the other scored below one about 30th in both, so either list's clear winner was buried (docs/ranking.md).
+ */
+export const RRF_K = 10;
+/** Added (times the list's weight) for first place in a list, and for second or third: a clear winner stays on top. */
+const TOP_RANK_BONUS = [0.05, 0.02, 0.02];
 /** Candidates taken from each list before fusion. */
 const FUSION_DEPTH = 100;
 
@@ -59,14 +64,17 @@ export async function closeSearch(): Promise<void> {
 }
 
 /**
- * Weighted reciprocal-rank fusion: score(d) = (1 - alpha) / (k + rank_keyword(d)) + alpha / (k + rank_semantic(d)),
- * ranks from 1, a list that does not have d contributing 0, k = 60. Snippets scoring 0 (only in a list weighted 0)
- * are dropped, so alpha 0 is exactly keyword search and alpha 1 exactly semantic. Ties: snippet id ascending.
+ * Weighted reciprocal-rank fusion with a top-rank bonus: each list contributes weight * (1 / (k + rank) + bonus(rank))
+ * for d, ranks from 1, weights 1 - alpha (keyword) and alpha (semantic), a list that does not have d contributing 0.
+ * Snippets scoring 0 (only in a list weighted 0) are dropped, so alpha 0 is exactly keyword search and alpha 1
+ * exactly semantic. Ties: snippet id ascending.
  */
 export function fuse(keyword: Ranked[], semantic: Ranked[], alpha: number, limit: number): Ranked[] {
   const scores = new Map<string, number>();
-  keyword.forEach((r, i) => scores.set(r.id, (scores.get(r.id) ?? 0) + (1 - alpha) / (RRF_K + i + 1)));
-  semantic.forEach((r, i) => scores.set(r.id, (scores.get(r.id) ?? 0) + alpha / (RRF_K + i + 1)));
+  const add = (list: Ranked[], weight: number) =>
+    list.forEach((r, i) => scores.set(r.id, (scores.get(r.id) ?? 0) + weight * (1 / (RRF_K + i + 1) + (TOP_RANK_BONUS[i] ?? 0))));
+  add(keyword, 1 - alpha);
+  add(semantic, alpha);
   return [...scores]
     .filter(([, s]) => s > 0)
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))

@@ -30,6 +30,21 @@ describe('search helpers', () => {
     expect(fuse([{ id: 'y', score: 1 }], [{ id: 'x', score: 1 }], 0.5, 10).map((r) => r.id)).toEqual(['x', 'y']);
   });
 
+  it("keeps either list's clear winner above snippets both lists rank middling", () => {
+    // 'top' is first in one list and absent from the other; m1..m20 are 30th to 49th in both.
+    const list = (p: string, first?: string) => [
+      ...(first ? [{ id: first, score: 9 }] : []),
+      ...Array.from({ length: first ? 28 : 29 }, (_, i) => ({ id: `${p}${i}`, score: 1 })),
+      ...Array.from({ length: 20 }, (_, i) => ({ id: `m${i + 1}`, score: 1 })),
+    ];
+    const rank = (ranked: { id: string }[], id: string) => ranked.findIndex((r) => r.id === id);
+    for (const fused of [fuse(list('k', 'top'), list('s'), 0.5, 100), fuse(list('k'), list('s', 'top'), 0.5, 100)]) {
+      // With k = 60 and no bonus, m1 scored 1/90 and top 0.5/61: the winner came after all twenty.
+      expect(rank(fused, 'top')).toBeLessThan(rank(fused, 'm1'));
+      expect(rank(fused, 'top')).toBeLessThan(2);
+    }
+  });
+
   it('joins a section: prose as it is, code fenced, the repeated lines of split parts once', () => {
     expect(overlapLines('a\nb\nc', 'b\nc\nd')).toBe(2);
     expect(overlapLines('a\nb', 'c\nd')).toBe(0);
