@@ -96,6 +96,7 @@ export async function quality(): Promise<void> {
     TEMPORAL_UI_PORT: String(uiPort),
     LOG_LEVEL: 'warn',
     EMBEDDING_ALLOW_DOWNLOADS: 'false',
+    LOCAL_SOURCE_ROOTS: path.join(dir, 'corpus'),
     ...(process.env.TEMPORAL_CLI && { TEMPORAL_CLI: process.env.TEMPORAL_CLI }),
   });
   const packages = [...new Map(list.flatMap((c) => c.packages).map((p) => [p.name, p])).values()];
