@@ -50,6 +50,8 @@ export async function recipes(): Promise<void> {
     RECIPE_MANAGER_BASE_URL: mealie.url,
     RECIPE_MANAGER_TOKEN: mealie.token,
     QUEUE_CONCURRENCY: String(levels[0]),
+    // The fake post site is on 127.0.0.1, which the outbound guard refuses unless allowed.
+    OUTBOUND_ALLOW: '127.0.0.1',
     ...(!realYtDlp && { YTDLP_PATH: ytdlp.path }),
   });
   const stack = await startStack({ config, log, api: true, queues: ['recipes'], services: 'attach' });
