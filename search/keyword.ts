@@ -108,7 +108,8 @@ const AVERAGE_LEXEMES = 64;
 
 /**
  * BM25-style ranking in PostgreSQL. For each query term t (its forms as in termSql): df(t), the snippets of the
- * scope that match it, counted among at most `candidates` read (exact below that bound, a floor above it); then
+ * scope that match it, counted among at most its share of `candidates` (`candidates` divided by the number of
+ * terms); a term that fills its share is common, and its df is taken as at least half the scope. Then
  *
  *   score(d) = sum over t of idf(t) * tf(t, d) * (K1 + 1) / (tf(t, d) + K1 * (1 - B + B * len(d) / AVERAGE_LEXEMES))
  *   idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)),  N = the snippets of the scope
@@ -140,7 +141,9 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
     .map((_, i) => {
       // ts_rank scores the words of a phrase one by one: a snippet that does not match the term gets nothing for it.
       const tf = `(case when u.v @@ q.t${i} then ts_rank('${WEIGHTS}', u.v, q.t${i}, 0) * ${UNIT} else 0 end)`;
-      const idf = `ln(1 + (t.n - d.d${i} + 0.5) / (d.d${i} + 0.5))`;
+      // A term whose read reached its share is common: its df is then at least half the scope (it is not counted).
+      const df = `(case when d.d${i} >= ${cap} then greatest(d.d${i}, t.n / 2) else d.d${i} end)`;
+      const idf = `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5))`;
       return `${idf} * ${tf} * ${K1 + 1} / (${tf} + ${K1} * ${norm})`;
     })
     .join(' + ');

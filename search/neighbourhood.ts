@@ -106,13 +106,14 @@ export async function budgetWithSections(em: EntityManager, ranked: Hit[], budge
     const limit = Math.max(hit.tokenCount, Math.floor(budget / SHARE));
     // A few tokens more than the snippet's own for the fence and the blank line that join it.
     const cost = (n: Neighbour) => n.tokenCount + 4;
-    const fits = (n: Neighbour | undefined): n is Neighbour =>
-      n !== undefined && n.breadcrumb === hit.breadcrumb && !placed.has(n.id) && used + cost(n) <= budget && size + cost(n) <= limit;
+    // Only the very next snippet on either side: two hits far apart in one file leave a gap between their rows.
+    const fits = (n: Neighbour | undefined, ordinal: number): n is Neighbour =>
+      n !== undefined && n.ordinal === ordinal && n.breadcrumb === hit.breadcrumb && !placed.has(n.id) && used + cost(n) <= budget && size + cost(n) <= limit;
     // Nearest first: after, then before, then after again.
     while (at >= 0) {
       const after = file[hi + 1];
       const before = file[lo - 1];
-      const next = fits(after) ? after : fits(before) ? before : undefined;
+      const next = fits(after, file[hi]!.ordinal + 1) ? after : fits(before, file[lo]!.ordinal - 1) ? before : undefined;
       if (!next) break;
       if (next === after) hi++;
       else lo--;

@@ -52,6 +52,7 @@ export const Snippet = defineEntity({
   }),
   indexes: [
     { name: 'snippet_repository_id_version_id_index', properties: ['repositoryId', 'versionId'] },
+    { name: 'snippet_document_id_ordinal_index', properties: ['documentId', 'ordinal'] },
     { name: 'snippet_search_vector_index', expression: 'create index "snippet_search_vector_index" on "snippet" using gin ("search_vector")' },
   ],
 });

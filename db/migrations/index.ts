@@ -10,6 +10,7 @@ import { Migration20261125000000_search_headings } from './Migration202611250000
 import { Migration20261126000000_event_retention } from './Migration20261126000000_event_retention.js';
 import { Migration20261127000000_search_stems } from './Migration20261127000000_search_stems.js';
 import { Migration20261127000000_transcription_backend } from './Migration20261127000000_transcription_backend.js';
+import { Migration20261128000000_snippet_neighbours } from './Migration20261128000000_snippet_neighbours.js';
 
 /**
  * Committed migrations, listed explicitly (not globbed) so they load the same under tsx, vitest and the compiled
@@ -27,4 +28,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126000000_event_retention', class: Migration20261126000000_event_retention },
   { name: 'Migration20261127000000_search_stems', class: Migration20261127000000_search_stems },
   { name: 'Migration20261127000000_transcription_backend', class: Migration20261127000000_transcription_backend },
+  { name: 'Migration20261128000000_snippet_neighbours', class: Migration20261128000000_snippet_neighbours },
 ];

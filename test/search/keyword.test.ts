@@ -78,6 +78,9 @@ describe('keyword ranking', () => {
     expect(capped).toEqual(expect.arrayContaining(['ws-body', 'ws-other']));
     expect(capped.length).toBeLessThanOrEqual(2 + 20);
     expect(await ids('app', 100, 10)).toHaveLength(10);
+    // A word that fills its share is common, though only its share was counted: it weighs little beside a rare one.
+    const scores = new Map((await search('app websocket', 50, 20)).map((r) => [r.id, r.score]));
+    expect(scores.get('app00')!).toBeLessThan(scores.get('ws-body')! / 2);
   });
 
   it('takes a huge query without planning a huge statement: the first distinct terms count', async () => {
