@@ -133,27 +133,29 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
   const totalSql = scope.versionId === null ? 'select total_snippets from library where id = ?' : 'select total_snippets from library_version where id = ?';
   const cap = Math.max(1, Math.ceil(options.candidates / n));
   const excluded = exclude ? ' and not s.search_vector @@ q.x' : '';
-  const set = (match: string) => `select s.id, s.search_vector as v from snippet s, q where ${scopeSql} and s.search_vector @@ ${match}${excluded} limit ?`;
+  // ts_rank scores the words of a phrase one by one: a snippet that does not match the term gets nothing for it.
+  const tfs = terms.map((_, i) => `case when s.search_vector @@ q.t${i} then ts_rank('${WEIGHTS}', s.search_vector, q.t${i}, 0) * ${UNIT} else 0 end as f${i}`);
+  // A candidate carries its length and term frequencies, not its vector: the sets stay small enough to stay in memory.
+  const set = (match: string) =>
+    `select s.id, length(s.search_vector) as len, ${tfs.join(', ')} from snippet s, q where ${scopeSql} and s.search_vector @@ ${match}${excluded} limit ?`;
   const sets = terms.map((_, i) => ({ sql: set(`q.t${i}`), params: [...scopeParams, cap] }));
   if (n > 1) sets.push({ sql: set(`(${terms.map((_, i) => `q.t${i}`).join(' && ')})`), params: [...scopeParams, options.candidates] });
-  const norm = `(1 - ${B} + ${B} * length(u.v) / ${AVERAGE_LEXEMES}.0)`;
-  const score = terms
-    .map((_, i) => {
-      // ts_rank scores the words of a phrase one by one: a snippet that does not match the term gets nothing for it.
-      const tf = `(case when u.v @@ q.t${i} then ts_rank('${WEIGHTS}', u.v, q.t${i}, 0) * ${UNIT} else 0 end)`;
-      // A term whose read reached its share is common: its df is then at least half the scope (it is not counted).
-      const df = `(case when d.d${i} >= ${cap} then greatest(d.d${i}, t.n / 2) else d.d${i} end)`;
-      const idf = `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5))`;
-      return `${idf} * ${tf} * ${K1 + 1} / (${tf} + ${K1} * ${norm})`;
-    })
-    .join(' + ');
+  const norm = `(1 - ${B} + ${B} * u.len / ${AVERAGE_LEXEMES}.0)`;
+  // Each term's idf, once per query. A term whose read reached its share is common: its df is then at least half
+  // the scope (it was not counted further).
+  const idfs = terms.map((_, i) => {
+    const df = `(case when d.d${i} >= ${cap} then greatest(d.d${i}, t.n / 2) else d.d${i} end)`;
+    return `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5)) as w${i}`;
+  });
+  const score = terms.map((_, i) => `w.w${i} * u.f${i} * ${K1 + 1} / (u.f${i} + ${K1} * ${norm})`).join(' + ');
   const rows = (await em.execute(
     `with q as not materialized (select ${terms.map((t, i) => `${t} as t${i}`).join(', ')}${exclude ? `, ${exclude} as x` : ''}),
      ${sets.map((s, i) => `c${i} as (${s.sql})`).join(',\n     ')},
      d as (select ${terms.map((_, i) => `(select count(*) from c${i})::float8 as d${i}`).join(', ')}),
      t as (select greatest(coalesce((${totalSql}), 0), ${terms.map((_, i) => `d.d${i}`).join(', ')}, 1)::float8 as n from d),
-     u as (${sets.map((_, i) => `select * from c${i}`).join(' union all ')})
-     select u.id, max(${score})::float8 as score from u, q, d, t group by u.id order by score desc, u.id asc limit ?`,
+     w as materialized (select ${idfs.join(', ')} from d, t),
+     u as (select distinct on (id) * from (${sets.map((_, i) => `select * from c${i}`).join(' union all ')}) a order by id)
+     select u.id, (${score})::float8 as score from u, w order by score desc, u.id asc limit ?`,
     [...params, ...sets.flatMap((s) => s.params), scope.versionId ?? scope.repositoryId, limit],
   )) as { id: string; score: number }[];
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
