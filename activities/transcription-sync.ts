@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../core/config.js';
@@ -13,7 +14,7 @@ import { type ChunkTranscript, stitchChunks } from '../transcription/backends/se
 import { detectSilences, maxChunkSeconds, planChunks, readWavInfo, writeChunks } from '../transcription/chunks.js';
 import { TRANSCRIPTION_STATUSES } from '../transcription/kind.js';
 import type { RunContext, Semaphore } from '../transcription/media.js';
-import { completeTranscript, type CompleteOutcome, loadTranscription, setStage, type StoreDeps, updateForOwner } from '../transcription/results.js';
+import { completeTranscript, type CompleteOutcome, countModelWait, loadTranscription, setStage, type StoreDeps } from '../transcription/results.js';
 import type { Progress } from './heartbeat.js';
 import { retryLater } from './retry-later.js';
 import type { RunRef, StageNote } from './transcription.js';
@@ -87,11 +88,12 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
         return { chunks: [{ file: input.audio, result: result(0), start: 0, seconds: info.seconds, bytes: size }], label };
       }
       const ffmpeg = await d.tools.getFfmpeg();
-      const silences = await d.withRunContext(t.mediaTimeoutMs, (ctx) =>
-        d.ffmpegSlots.run(ctx.signal, () => detectSilences(ffmpeg, source, info.seconds, ctx)),
+      // Waiting for an ffmpeg slot, or copying the chunks out, is not being stuck: heartbeats go on meanwhile.
+      const silences = await d.withRunContext(t.mediaTimeoutMs, (ctx, p) =>
+        d.ffmpegSlots.run(ctx.signal, () => detectSilences(ffmpeg, source, info.seconds, ctx), (turn) => p.waiting(turn)),
       );
       const plan = planChunks(info.seconds, silences, maxChunkSeconds(info, t.asrChunkMaxBytes));
-      const written = await writeChunks(source, info, plan, dir);
+      const written = await d.withRunContext(t.mediaTimeoutMs, (_ctx, p) => p.waiting(writeChunks(source, info, plan, dir)));
       return { chunks: written.map((c, i) => ({ file: d.rel(c.file), result: result(i), start: c.start, seconds: c.seconds, bytes: c.bytes })), label };
     },
 
@@ -121,10 +123,7 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
         throw retryLater(err, t.modelWaitMaxMs);
       }
       if (outcome.kind === 'busy') {
-        const waited = await updateForOwner(d.store, input, (tx) =>
-          tx.getConnection().execute('update "transcription" set "model_waits" = "model_waits" + 1 where "job_id" = ?', [input.jobId]),
-        );
-        if (!waited) jobStopped();
+        if (!(await countModelWait(d.store, input))) jobStopped();
         const which = input.count > 1 ? `chunk ${input.index + 1} of ${input.count}` : 'the audio';
         const shown = await setStage(d.store, {
           ...input,
@@ -135,8 +134,10 @@ export function syncTranscriptionActivities(d: SyncActivityDeps) {
         return outcome;
       }
       const transcript: KeptTranscript = { start: input.chunk.start, seconds: input.chunk.seconds, bytes: input.chunk.bytes, segments: outcome.segments };
-      await fs.writeFile(`${resultFile}.part`, JSON.stringify(transcript));
-      await fs.rename(`${resultFile}.part`, resultFile);
+      // A name of this attempt's own: an earlier attempt still finishing must not write into this one's file.
+      const part = `${resultFile}.${randomBytes(4).toString('hex')}.part`;
+      await fs.writeFile(part, JSON.stringify(transcript));
+      await fs.rename(part, resultFile);
       return { kind: 'done', segments: outcome.segments.length };
     },
 
@@ -167,8 +168,8 @@ interface KeptTranscript extends ChunkTranscript {
 }
 
 /**
- * The segments kept for `chunk`; undefined when there are none, or they are for another cut of the audio (a run
- * that was winding down when a retry started, with other settings).
+ * The segments kept for `chunk`; undefined when there are none, or the file does not describe this chunk (damaged,
+ * or written for another cut of the audio), so the chunk is sent again rather than trusted.
  */
 async function readChunkResult(file: string, chunk: Pick<SyncChunk, 'start' | 'seconds' | 'bytes'>): Promise<ChunkTranscript | undefined> {
   let kept: Partial<KeptTranscript>;

@@ -16,6 +16,7 @@ import { runDir, uploadDir, workDir } from '../transcription/paths.js';
 import {
   completeTranscript,
   type CompleteOutcome,
+  countModelWait,
   failJob,
   loadTranscription,
   markDelivery,
@@ -202,10 +203,11 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       );
       const em = orm.em.fork();
       if (outcome.kind === 'busy') {
-        await updateForOwner(store, input, (tx) => tx.execute('update "transcription" set "model_waits" = "model_waits" + 1 where "job_id" = ?', [input.jobId]));
+        if (!(await countModelWait(store, input))) stopped();
         return outcome;
       }
       // The backend's id and the `transcribing` stage in one transaction: what the job shows is always consistent.
+      // Answered even when this run no longer owns the job: the workflow then knows the backend job to cancel.
       await jobs.update(
         em,
         input.jobId,

@@ -57,6 +57,11 @@ export async function updateForOwner(d: StoreDeps, ref: { jobId: string; runId: 
   return changed;
 }
 
+/** The backend answered 503 (its model loading or busy): counted on the job, if this run still owns it. */
+export function countModelWait(d: StoreDeps, ref: { jobId: string; runId: string }): Promise<boolean> {
+  return updateForOwner(d, ref, (tx) => tx.execute('update "transcription" set "model_waits" = "model_waits" + 1 where "job_id" = ?', [ref.jobId]));
+}
+
 /** `stopped`: the job was cancelled or finished otherwise meanwhile; nothing was stored. */
 export type CompleteOutcome = { result: 'done'; title: string; segmentCount: number } | { result: 'stopped'; reason: string };
 

@@ -11,7 +11,7 @@ type Steps = Pick<ActivityInterfaceFor<TranscriptionActivities>, 'transcriptionS
  *   split the prepared audio at silences into chunks the server takes -> each chunk to the backend in turn (its
  *   segments kept; 503 "model loading": wait Retry-After and send it again, at most TRANSCRIPTION_MAX_RESUBMITS
  *   times in a row) -> the segments stitched with their chunks' offsets into the transcript, and the job done.
- * Progress goes from 50 to 90 as chunks are answered. Cancelling the workflow cancels the chunk in flight, which
+ * Progress goes from 50 to 90 as chunks are sent. Cancelling the workflow cancels the chunk in flight, which
  * aborts its request. The transcription workflow passes its activity proxies: `media` for the split, `backend` (the
  * calls to the backend) for the chunks, `finalize` to finish. Answers the job's title for the notification, or
  * `stopped`.
