@@ -5,8 +5,17 @@
  */
 
 const MANAGERS = new Set(['npm', 'npx', 'yarn', 'pnpm', 'pnpx', 'bun', 'bunx', 'deno']);
-/** Subcommands that name the action, not a package: `npm install x` and `yarn add x` install the same x. */
-const ACTIONS = new Set(['install', 'i', 'add', 'remove', 'rm', 'uninstall', 'un', 'run', 'exec', 'dlx', 'x', 'create', 'init', 'global', 'ci', 'update', 'up', 'upgrade']);
+/**
+ * Subcommands that name the action, not a package, by what they do: `npm install x` and `yarn add x` install the
+ * same x, but `yarn remove x` does the opposite, so the action's class stays in the key.
+ */
+const ACTIONS: Record<string, string> = {
+  install: 'add', i: 'add', add: 'add', ci: 'add', global: 'add',
+  remove: 'remove', rm: 'remove', uninstall: 'remove', un: 'remove',
+  run: 'run', exec: 'run', dlx: 'run', x: 'run',
+  create: 'create', init: 'create',
+  update: 'update', up: 'update', upgrade: 'update',
+};
 /** npx runs npm's packages, pnpx pnpm's, bunx bun's. */
 const FAMILY: Record<string, string> = { npx: 'npm', pnpx: 'pnpm', bunx: 'bun' };
 const SHELL = new Set(['bash', 'sh', 'shell', 'zsh', 'console', 'shellscript', 'powershell', 'fish', 'cmd', 'batch', 'text']);
@@ -25,7 +34,11 @@ export function managerCommand(content: string, language: string | null): { mana
     const family = FAMILY[m] ?? m;
     if (manager !== null && manager !== family) return null;
     manager = family;
-    keys.push(words.slice(1).filter((w, i) => !w.startsWith('-') && !(i === 0 && ACTIONS.has(w.toLowerCase()))).join(' '));
+    // npx, pnpx and bunx run a package, as `yarn dlx` does.
+    const named = ACTIONS[words[1]?.toLowerCase() ?? ''];
+    const action = FAMILY[m] ? 'run' : named;
+    const rest = words.slice(named && !FAMILY[m] ? 2 : 1).filter((w) => !w.startsWith('-'));
+    keys.push([action ?? '', ...rest].join(' '));
   }
   return manager === null ? null : { manager, key: keys.join('\n') };
 }

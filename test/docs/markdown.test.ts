@@ -226,6 +226,9 @@ describe('Markdown fences', () => {
     // Text between two blocks keeps them apart.
     const apart = '## Install\n\n```bash\nnpm install millstone pg pg-cursor pg-query-stream\n```\n\nWith Yarn instead, which some teams prefer:\n\n```bash\nyarn add millstone pg pg-cursor pg-query-stream\n```';
     expect(parseFile('a.md', apart).filter((s) => s.type === 'code')).toHaveLength(2);
+    // Opposite commands are not variants of one: installing and removing the same package stay two blocks.
+    const opposite = '## Packages\n\nAdd it, or take it away again:\n\n```bash\nnpm install millstone-extra-plugins-for-postgres\n```\n\n```bash\nyarn remove millstone-extra-plugins-for-postgres\n```';
+    expect(parseFile('a.md', opposite).filter((s) => s.type === 'code')).toHaveLength(2);
   });
 
   it('carries a section too small to stand alone into the subsection that follows it', () => {
