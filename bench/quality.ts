@@ -113,12 +113,13 @@ export async function quality(): Promise<void> {
     if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
     return json;
   };
-  /** Waits until no indexing job is queued or running; a failed one stops the benchmark. */
+  /** Waits until no indexing job is queued or running; a failed or cancelled one, or an hour, stops the benchmark. */
   const settle = async () => {
-    for (;;) {
+    for (const deadline = Date.now() + 3_600_000; ; ) {
+      if (Date.now() > deadline) throw new Error('indexing did not finish within an hour');
       const { jobs } = await call('GET', '/api/v1/jobs?limit=200');
-      const failed = (jobs as { status: string; error: string | null }[]).find((j) => j.status === 'failed');
-      if (failed) throw new Error(`an indexing job failed: ${failed.error}`);
+      const failed = (jobs as { status: string; error: string | null }[]).find((j) => j.status === 'failed' || j.status === 'cancelled');
+      if (failed) throw new Error(`an indexing job ${failed.status}: ${failed.error}`);
       if ((jobs as { status: string }[]).every((j) => j.status === 'done')) return;
       await new Promise((r) => setTimeout(r, 250));
     }

@@ -340,10 +340,11 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     );
     if (skipped) warnings.push(`${skipped} binary or oversized files skipped`);
     if (generated) warnings.push(`${generated} generated files skipped`);
-    // previousVersions registers versions, but only tags that exist: a missing one would fail every re-index.
+    // previousVersions registers versions, but only tags that exist: a missing one would fail every re-index. (Only
+    // the default branch has them, whose root is the local folder as resolved and checked above.)
     let previousVersions = version ? [] : config.previousVersions;
     if (previousVersions.length) {
-      const existing = lib.source === 'local' ? new Set((await localTags(lib.sourceUrl)).map((t) => t.tag)) : new Set((await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib, ctx.signal))).keys());
+      const existing = lib.source === 'local' ? new Set((await localTags(root)).map((t) => t.tag)) : new Set((await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib, ctx.signal))).keys());
       const missing = previousVersions.filter((v) => !existing.has(v.tag));
       if (missing.length) warnings.push(`previousVersions: no tag ${missing.map((v) => v.tag).join(', ')}; not registered`);
       previousVersions = previousVersions.filter((v) => existing.has(v.tag));
