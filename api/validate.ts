@@ -94,7 +94,7 @@ export function rejectUnsafeInput(part: 'path' | 'query' | 'body', value: unknow
       }
       for (const [k, item] of Object.entries(v)) {
         const at = `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-        if (k.includes('\0')) stack.push([k, at, depth + 1]);
+        stack.push([k, at, depth + 1]); // keys are text too
         stack.push([item, at, depth + 1]);
       }
     }

@@ -79,6 +79,16 @@ export interface Config {
 
 type Env = Record<string, string | undefined>;
 
+/** LOCAL_SOURCE_ROOTS: absolute folders, never none (an empty list would refuse everything without saying why). */
+function localSourceRoots(env: Env): string[] {
+  const roots = (str(env, 'LOCAL_SOURCE_ROOTS') ?? os.homedir()).split(path.delimiter).filter(Boolean);
+  if (!roots.length) throw new ConfigError(`LOCAL_SOURCE_ROOTS takes absolute folders separated by "${path.delimiter}", and names none`);
+  return roots.map((p) => {
+    if (!path.isAbsolute(p)) throw new ConfigError(`LOCAL_SOURCE_ROOTS takes absolute folders separated by "${path.delimiter}", got "${p}"`);
+    return path.resolve(p);
+  });
+}
+
 function str(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
   return v ? v : undefined;
@@ -209,13 +219,7 @@ export function loadConfig(env: Env = process.env): Config {
       defaultModel: str(env, 'EMBEDDING_DEFAULT_MODEL') ?? 'Xenova/all-MiniLM-L6-v2',
       defaultModelPath: str(env, 'EMBEDDING_MODEL_PATH') && path.resolve(str(env, 'EMBEDDING_MODEL_PATH')!),
     },
-    localSourceRoots: (str(env, 'LOCAL_SOURCE_ROOTS') ?? os.homedir())
-      .split(path.delimiter)
-      .filter(Boolean)
-      .map((p) => {
-        if (!path.isAbsolute(p)) throw new ConfigError(`LOCAL_SOURCE_ROOTS takes absolute folders separated by "${path.delimiter}", got "${p}"`);
-        return path.resolve(p);
-      }),
+    localSourceRoots: localSourceRoots(env),
     searchVectorCacheBytes: int(env, 'SEARCH_VECTOR_CACHE_MB', 512, 1, 1_048_576) * 1024 * 1024,
     searchThreads: int(env, 'SEARCH_THREADS', Math.min(4, int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096)), 0, 64),
     searchRankCandidates: int(env, 'SEARCH_RANK_CANDIDATES', 5000, 100, 10_000_000),

@@ -47,8 +47,15 @@ function readKeyFile(file: string): Buffer | undefined {
   }
   const key = Buffer.from(text.trim(), 'base64');
   if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte key in base64; restore it from a backup (or set SECRETS_KEY)`);
-  // A copy restored with looser permissions is tightened: the key opens every stored secret.
-  if (fs.statSync(file).mode & 0o077) fs.chmodSync(file, 0o600);
+  // A copy restored with looser permissions is tightened: the key opens every stored secret. (A file this process
+  // may not change, a read-only mount say, is still used.)
+  if (fs.statSync(file).mode & 0o077) {
+    try {
+      fs.chmodSync(file, 0o600);
+    } catch {
+      // kept as it is
+    }
+  }
   return key;
 }
 

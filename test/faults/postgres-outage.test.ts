@@ -18,8 +18,8 @@ import { until } from '../support/until.js';
  *
  * The outage (PG_OUTAGE_MS, 65 s here) outlasts every retry policy that would otherwise decide a job's fate: a
  * recipe phase's attempts (QUEUE_RETRY_ATTEMPTS of QUEUE_RETRY_BACKOFF_MS), the indexing steps' (three, from 1 s),
- * the pool's quick tries, and the bookkeeping writes' ten attempts (about 55 s of backoff). 90 s, the issue's
- * figure, gives the same result (`PG_OUTAGE_MS=90000`); docs/jobs.md has the figures.
+ * the pool's quick tries, and the bookkeeping writes' ten attempts (about 55 s of backoff). A 90-second
+ * outage gives the same result (`PG_OUTAGE_MS=90000`); docs/jobs.md has the figures.
  */
 const OUTAGE_MS = Number(process.env.PG_OUTAGE_MS ?? 65_000);
 const JOBS = 20;

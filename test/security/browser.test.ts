@@ -5,7 +5,7 @@ import { rawRequest, type RawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
- * A web page in the user's browser cannot drive a local install (issue 13: with no API_KEY, CORS `*`, no Host check,
+ * A web page in the user's browser cannot drive a local install (before: with no API_KEY, CORS `*`, no Host check,
  * any page could register a folder as a library and read it back, and list the disk; a DNS-rebinding page was even
  * same-origin). Non-browser clients are unaffected.
  */

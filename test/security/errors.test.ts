@@ -15,7 +15,7 @@ import { rawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
- * Errors never leak (issue 13: a NUL byte answered 500 with the SQL text; multipart without a boundary was 500;
+ * Errors never leak (before: a NUL byte answered 500 with the SQL text; multipart without a boundary was 500;
  * unexpected errors were logged without a stack). Malformed input is a 400 with a stable code; an unexpected failure
  * is a 500 with a generic message and an id that its log line, stack included, carries too.
  */

@@ -11,7 +11,7 @@ import { startTestStack, type TestStack } from '../support/stack.js';
 import { until } from '../support/until.js';
 
 /**
- * A bounded fuzz test of the whole API (issue 13). For each route family, FUZZ_REQUESTS malformed requests (wrong
+ * A bounded fuzz test of the whole API. For each route family, FUZZ_REQUESTS malformed requests (wrong
  * types, huge and unicode strings, NUL bytes, bad JSON, truncated and boundary-less multipart, wrong content types,
  * encoded and overlong path segments, odd queries, headers and methods), drawn from FUZZ_SEED. Every answer must come
  * within BOUND_MS, be no 5xx but the route's documented ones (never 500 INTERNAL_ERROR), and carry no stack trace, SQL

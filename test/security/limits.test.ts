@@ -4,7 +4,7 @@ import { BrowserSubscriber } from '../support/push-service.js';
 import { rawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
-/** What one client can hold open or pile up (issue 13: GET /mcp held an event stream open forever, without limit). */
+/** What one client can hold open or pile up (before: GET /mcp held an event stream open forever, without limit). */
 let stack: TestStack;
 beforeAll(async () => {
   stack = await startTestStack({ queues: [] });

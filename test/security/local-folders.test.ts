@@ -10,7 +10,7 @@ import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
  * Local libraries and the folder browser stay inside LOCAL_SOURCE_ROOTS by real path, never reach credential folders
- * or DATA_DIR (issue 13: with LOCAL_SOURCE_ROOTS unset anything could be registered and read back, and the browser
+ * or DATA_DIR (before: with LOCAL_SOURCE_ROOTS unset anything could be registered and read back, and the browser
  * listed the whole disk, hidden folders included).
  */
 let stack: TestStack;
@@ -133,5 +133,6 @@ describe('LOCAL_SOURCE_ROOTS', () => {
     expect(loadConfig({}).localSourceRoots).toEqual([os.homedir()]);
     expect(loadConfig({ LOCAL_SOURCE_ROOTS: `/srv/code${path.delimiter}/home/me/src/` }).localSourceRoots).toEqual(['/srv/code', '/home/me/src']);
     expect(() => loadConfig({ LOCAL_SOURCE_ROOTS: 'code' })).toThrow(/LOCAL_SOURCE_ROOTS/);
+    expect(() => loadConfig({ LOCAL_SOURCE_ROOTS: path.delimiter })).toThrow(/names none/);
   });
 });

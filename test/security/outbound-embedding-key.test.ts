@@ -4,7 +4,7 @@ import { type FakeEmbeddings, startFakeEmbeddings } from '../support/fake-embedd
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
- * A stored API key is only ever sent to the address it was stored with (issue 13, item 4). Embedding servers are
+ * A stored API key is only ever sent to the address it was stored with. Embedding servers are
  * configured by the operator (not guarded), but PUT /api/v1/settings/embedding and its /test with a saved
  * profile's id and a new baseUrl used to send the saved key to the new address. Two fake servers record the
  * Authorization they receive.

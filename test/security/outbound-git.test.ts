@@ -14,7 +14,7 @@ import { startTestStack, type TestStack } from '../support/stack.js';
 import { publicServer, type RecordingServer } from './outbound-support.js';
 
 /**
- * Git-host libraries (issue 13, items 3 and 8): a remote at an internal address, over http(s), git:// or ssh, is
+ * Git-host libraries: a remote at an internal address, over http(s), git:// or ssh, is
  * refused before git connects; a redirect inside is refused at the connection; a sourceUrl such as `-ox@x:o/r`
  * never reaches git as an option. Only 127.0.0.2 is allowed here.
  */

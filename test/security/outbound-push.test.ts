@@ -8,7 +8,7 @@ import { BrowserSubscriber, FakePushService } from '../support/push-service.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
- * Push subscription endpoints (issue 13, item 3) are URLs a browser, or anyone calling the API, chooses: one at an
+ * Push subscription endpoints are URLs a browser, or anyone calling the API, chooses: one at an
  * internal address is refused when it is stored, and a push is never sent to one (a subscription stored before,
  * or a name that resolves inside later). The fake push service listens on 127.0.0.1, which this stack does not
  * allow.

@@ -3,7 +3,7 @@ import { enqueue, recipeCaption, type RecipeHarness, startRecipeHarness, waitFor
 import { internalServer, INTERNAL_SECRET, publicServer, type RecordingServer } from './outbound-support.js';
 
 /**
- * Server-side request forgery through the recipe queue (issue 13, item 3): a queued post at an internal address,
+ * Server-side request forgery through the recipe queue: a queued post at an internal address,
  * directly, by a name that resolves to one, or through a redirect, must end `error` with a clear message, with
  * nothing fetched from inside and no text shown. Only 127.0.0.2 (the "public" site here) is allowed; the
  * internal server on 127.0.0.1 must never be hit. The model and the recipe manager are the operator's (trusted).

@@ -4,7 +4,7 @@ import { isFinished, startTranscriptionHarness, type TranscriptionHarness, waitF
 import { internalServer, INTERNAL_SECRET, publicServer, type RecordingServer } from './outbound-support.js';
 
 /**
- * Server-side request forgery through transcription URLs (issue 13, item 3), with the real yt-dlp: an internal
+ * Server-side request forgery through transcription URLs, with the real yt-dlp: an internal
  * address fails the job before yt-dlp runs; a public page that redirects inside, or whose media is inside, fails
  * too, because yt-dlp's every connection goes through the guard's proxy. Only 127.0.0.2 is allowed; the internal
  * server on 127.0.0.1 must never be hit.

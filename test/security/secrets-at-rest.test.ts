@@ -15,7 +15,7 @@ import { type GitHost, startGitHost, TestRepo } from '../support/git.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
- * Secrets at rest (issue 13, item 9): git-host tokens and embedding API keys never sit in PostgreSQL in plain
+ * Secrets at rest: git-host tokens and embedding API keys never sit in PostgreSQL in plain
  * text, neither after a write nor after an earlier version's plain rows are sealed at start; the key is in
  * DATA_DIR/secrets.key (0600) or SECRETS_KEY, and a value only opens with that key and for its own record.
  */

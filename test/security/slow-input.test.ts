@@ -7,7 +7,7 @@ import { rawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
- * Heavy text never holds the event loop (issue 13: the identifier split was quadratic, so an 80,000-character
+ * Heavy text never holds the event loop (before: the identifier split was quadratic, so an 80,000-character
  * `query-docs` query stopped every other request for 15 s).
  */
 

@@ -8,7 +8,7 @@ import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
  * Multipart uploads that end early, carry no boundary or are cut off by the client: each is one request's 400,
- * never the process's end (issue 13: a skipped file part with no error listener took the whole stack down).
+ * never the process's end (before: a skipped file part with no error listener took the whole stack down).
  */
 let stack: TestStack;
 beforeAll(async () => {

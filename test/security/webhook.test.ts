@@ -4,7 +4,7 @@ import { json } from '../support/http.js';
 import { smallWav, startTranscriptionHarness, type TranscriptionHarness, uploadJob, waitForJob } from '../support/transcription.js';
 
 /**
- * The backend's webhook is authenticated before its body is read (issue 13: the route parsed up to 50 MB for any job
+ * The backend's webhook is authenticated before its body is read (before: the route parsed up to 50 MB for any job
  * id before it checked the job and the token). Only a job waiting for its result takes a body over BODY_LIMIT.
  */
 let h: TranscriptionHarness;
