@@ -90,7 +90,8 @@ export class PushService {
       await upsert();
     }
     // A browser has one subscription (a new one after the push service replaced it): beyond a few per client, the
-    // oldest go, so no client can make every notification fan out to thousands of endpoints.
+    // oldest go, so a client that keeps subscribing does not pile up endpoints. (A caller inventing client ids is
+    // only stopped by API_KEY: see docs/security.md.)
     await em.fork().execute(
       `delete from push_subscription where client_id = ? and id not in
          (select id from push_subscription where client_id = ? order by updated_at desc, id desc limit ?)`,

@@ -46,8 +46,8 @@ export const contextRoutes: RouteFactory = (deps) => {
     handler: mcp,
   };
   // Stateless: there is no stream to open (GET) and no session to end (DELETE). The MCP transport says a server
-  // without them answers 405; the SDK's own stateless server answers the same JSON-RPC error. (GET used to hold an
-  // event stream open forever.)
+  // without them answers 405 (rather than holding a stream open that nothing will ever write to); the SDK's own
+  // stateless server answers the same JSON-RPC error.
   const mcpNotAllowed = (method: 'GET' | 'DELETE'): RouteSpec => ({
     method,
     path: '/mcp',
