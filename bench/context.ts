@@ -89,7 +89,12 @@ export async function context(): Promise<void> {
   try {
     await migrate(orm, pg.url);
     const model = await buildTinyModel(path.join(dir, 'model'), { hidden: DIMS });
-    const config = loadConfig({ DATA_DIR: dir, DATABASE_URL: pg.url, LOG_LEVEL: 'warn' });
+    const config = loadConfig({
+      DATA_DIR: dir,
+      DATABASE_URL: pg.url,
+      LOG_LEVEL: 'warn',
+      ...(process.env.SEARCH_RANK_CANDIDATES && { SEARCH_RANK_CANDIDATES: process.env.SEARCH_RANK_CANDIDATES }),
+    });
     await orm.em.fork().execute(
       `insert into embedding_profile (id, name, provider, model, dimensions, is_default, enabled, config, created_at, updated_at) values ('bench', 'bench', 'local-transformers', 'tiny-bert', ${DIMS}, true, true, ?::jsonb, now(), now())`,
       [JSON.stringify({ modelPath: model.path })],

@@ -26,7 +26,8 @@ const run = promisify(execFile);
  *
  * `fastify-pino.json` is the main corpus; `undici.json` is the independent one, never used to tune ranking, so its
  * figures show whether a change generalises. QUALITY_VERBOSE=<corpus> lists that corpus's misses (rank over 5).
- * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,tiny,remote`) chooses the phases.
+ * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,tiny,remote`) chooses the phases;
+ * SEARCH_RANK_CANDIDATES is passed on.
  */
 
 interface Question {
@@ -97,6 +98,7 @@ export async function quality(): Promise<void> {
     LOG_LEVEL: 'warn',
     EMBEDDING_ALLOW_DOWNLOADS: 'false',
     LOCAL_SOURCE_ROOTS: path.join(dir, 'corpus'),
+    ...(process.env.SEARCH_RANK_CANDIDATES && { SEARCH_RANK_CANDIDATES: process.env.SEARCH_RANK_CANDIDATES }),
     ...(process.env.TEMPORAL_CLI && { TEMPORAL_CLI: process.env.TEMPORAL_CLI }),
   });
   const packages = [...new Map(list.flatMap((c) => c.packages).map((p) => [p.name, p])).values()];

@@ -116,9 +116,9 @@ const AVERAGE_LEXEMES = 64;
  *
  * where tf(t, d) is ts_rank of t in d with the field weights above (so a rare word in a body outweighs a common word
  * in a title) and len(d) the snippet's distinct lexemes. Candidates are each term's matches (at most `candidates`
- * divided by the number of terms, in table order) and, with several terms, the snippets matching all of them (at
- * most `candidates`), so a rare term's matches are always all ranked and a common word costs a bounded read. Ties:
- * snippet id.
+ * divided by the number of terms, in table order) and, with several terms of which one filled its share, the
+ * snippets matching all of them (at most `candidates`), so a rare term's matches are always all ranked and a common
+ * word costs a bounded read. Ties: snippet id.
  */
 export async function keywordSearch(em: EntityManager, scope: Scope, query: string, limit: number, options: KeywordOptions): Promise<Ranked[]> {
   const parsed = parseQuery(query);
@@ -139,7 +139,10 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
   const set = (match: string) =>
     `select s.id, length(s.search_vector) as len, ${tfs.join(', ')} from snippet s, q where ${scopeSql} and s.search_vector @@ ${match}${excluded} limit ?`;
   const sets = terms.map((_, i) => ({ sql: set(`q.t${i}`), params: [...scopeParams, cap] }));
-  if (n > 1) sets.push({ sql: set(`(${terms.map((_, i) => `q.t${i}`).join(' && ')})`), params: [...scopeParams, options.candidates] });
+  // The snippets matching every term, read only when some term's share was not all its matches (a term read whole
+  // already brought every snippet that has it).
+  const truncated = terms.map((_, i) => `(select count(*) from c${i}) >= ${cap}`).join(' or ');
+  if (n > 1) sets.push({ sql: set(`(${terms.map((_, i) => `q.t${i}`).join(' && ')}) and (${truncated})`), params: [...scopeParams, options.candidates] });
   const norm = `(1 - ${B} + ${B} * u.len / ${AVERAGE_LEXEMES}.0)`;
   // Each term's idf, once per query. A term whose read reached its share is common: its df is then at least half
   // the scope (it was not counted further).
