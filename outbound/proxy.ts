@@ -70,6 +70,7 @@ export async function startForwardProxy(guard: OutboundGuard): Promise<ForwardPr
     if (!target) return answer(400, 'Bad Request', 'CONNECT wants host:port');
     guard.resolve(target.host).then(
       () => {
+        if (client.destroyed) return; // the tool went away during the lookup
         // The lookup checks the addresses again at connect time; a literal was checked by resolve().
         const upstream = net.connect({ host: target.host, port: target.port, lookup: guard.lookup });
         let open = false;
@@ -112,6 +113,7 @@ export async function startForwardProxy(guard: OutboundGuard): Promise<ForwardPr
     if (target.protocol !== 'http:') return answer(400, 'Only http:// is forwarded; https goes through CONNECT');
     guard.resolve(target.hostname).then(
       () => {
+        if (res.destroyed || req.destroyed) return; // the tool went away during the lookup
         const upstream = http.request({
           host: target.hostname.replace(/^\[|\]$/g, ''),
           port: Number(target.port) || 80,
