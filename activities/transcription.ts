@@ -246,7 +246,10 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
       const job = await em.findOne(Job, { id: input.jobId });
       if (delivery.outcome !== 'pending') {
         // An earlier attempt got this far: report what it did.
-        if (job?.status === TRANSCRIPTION_STATUSES.done) return { result: 'done', title: (await loadTranscription(em, input.jobId)).title, segmentCount: 0 };
+        if (job?.status === TRANSCRIPTION_STATUSES.done) {
+          const row = await loadTranscription(em, input.jobId);
+          return { result: 'done', title: row.title, segmentCount: row.segmentCount ?? 0 };
+        }
         if (job?.status === TRANSCRIPTION_STATUSES.failed && delivery.outcome === 'applied') return { result: 'failed', error: job.error ?? 'Failed' };
         return { result: 'ignored', reason: delivery.detail ?? 'already handled' };
       }
