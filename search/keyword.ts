@@ -153,18 +153,18 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
   const score = terms.map((_, i) => `w.w${i} * u.f${i} * ${K1 + 1} / (u.f${i} + ${K1} * ${norm})`).join(' + ');
   // The GIN index finds a word's matches (or every word's) without reading the rows that lack them. With a LIMIT
   // the planner prefers a sequential scan, which for words that rarely occur together reads most of the table.
-  const rows = (await em.transactional(async (tx) => {
-    await tx.execute('set local enable_seqscan = off');
-    return tx.execute(
-    `with q as not materialized (select ${terms.map((t, i) => `${t} as t${i}`).join(', ')}${exclude ? `, ${exclude} as x` : ''}),
+  const sql = `with q as not materialized (select ${terms.map((t, i) => `${t} as t${i}`).join(', ')}${exclude ? `, ${exclude} as x` : ''}),
      ${sets.map((s, i) => `c${i} as (${s.sql})`).join(',\n     ')},
      d as (select ${terms.map((_, i) => `(select count(*) from c${i})::float8 as d${i}`).join(', ')}),
      t as (select greatest(coalesce((${totalSql}), 0), ${terms.map((_, i) => `d.d${i}`).join(', ')}, 1)::float8 as n from d),
      w as materialized (select ${idfs.join(', ')} from d, t),
      u as (select distinct on (id) * from (${sets.map((_, i) => `select * from c${i}`).join(' union all ')}) a order by id)
-     select u.id, (${score})::float8 as score from u, w order by score desc, u.id asc limit ?`,
-    [...params, ...sets.flatMap((s) => s.params), scope.versionId ?? scope.repositoryId, limit],
-    );
+     select u.id, (${score})::float8 as score from u, w order by score desc, u.id asc limit ?`;
+  // The GIN index finds a word's matches (or every word's) without reading the rows that lack them. With a LIMIT
+  // the planner prefers a sequential scan, which for words that rarely occur together reads most of the table.
+  const rows = (await em.transactional(async (tx) => {
+    await tx.execute('set local enable_seqscan = off');
+    return tx.execute(sql, [...params, ...sets.flatMap((s) => s.params), scope.versionId ?? scope.repositoryId, limit]);
   })) as { id: string; score: number }[];
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
 }
