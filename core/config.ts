@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from './errors.js';
-import { type AddressRange, parseRange } from './ip.js';
+import { type AddressRange, hostName, parseRange } from './ip.js';
 import type { LogLevel } from './log.js';
 import { registerSecret } from './redact.js';
 
@@ -239,9 +239,9 @@ const HOST_NAME = /^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-
 
 function outboundConfig(env: Env): OutboundConfig {
   const out: OutboundConfig = { allowRanges: [], allowHosts: [] };
-  for (const entry of (str(env, 'OUTBOUND_ALLOW') ?? '').split(/[\s,]+/).filter(Boolean)) {
+  for (const entry of list(env, 'OUTBOUND_ALLOW')) {
     const range = parseRange(entry);
-    const name = entry.toLowerCase().replace(/\.$/, '');
+    const name = hostName(entry);
     if (range) out.allowRanges.push(range);
     else if (HOST_NAME.test(name) && !/^[\d.]+$/.test(name)) out.allowHosts.push(name);
     else {

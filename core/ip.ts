@@ -74,6 +74,9 @@ export function parseIPv6(text: string): IpBytes | undefined {
   return out;
 }
 
+/** A host name as names compare: lower case, without the root's trailing dot (`Gitea.LAN.` is `gitea.lan`). */
+export const hostName = (host: string): string => host.toLowerCase().replace(/\.$/, '');
+
 /** A host that is an address literal (IPv6 in brackets or not, IPv4 in any resolver form), as bytes. */
 export function parseIp(host: string): IpBytes | undefined {
   return parseIPv6(host) ?? parseIPv4(host);

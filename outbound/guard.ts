@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { Agent, buildConnector } from 'undici';
 import type { OutboundConfig } from '../core/config.js';
 import { PermanentError, ValidationError } from '../core/errors.js';
-import { embeddedIPv4, formatIp, inRange, type IpBytes, parseIp, specialKind } from '../core/ip.js';
+import { embeddedIPv4, formatIp, hostName, inRange, type IpBytes, parseIp, specialKind } from '../core/ip.js';
 import { type ForwardProxy, startForwardProxy } from './proxy.js';
 
 /**
@@ -69,7 +69,7 @@ export class OutboundGuard {
 
   /** OUTBOUND_ALLOW names this host (exactly, or by a `*.` wildcard). */
   hostAllowed(host: string): boolean {
-    const name = host.toLowerCase().replace(/\.$/, '');
+    const name = hostName(host);
     return this.policy.allowHosts.some((h) => h === name || (h.startsWith('*.') && name.endsWith(h.slice(1))));
   }
 
@@ -101,7 +101,7 @@ export class OutboundGuard {
       if (err) throw err;
       return [{ address: formatIp(literal), family: literal.length === 4 ? 4 : 6 }];
     }
-    const name = host.toLowerCase().replace(/\.$/, '');
+    const name = hostName(host);
     const found = await this.resolver(name);
     if (!found.length) throw notFound(host);
     if (this.hostAllowed(name)) return found;
