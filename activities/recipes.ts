@@ -6,6 +6,7 @@ import { Job } from '../db/entities/job.js';
 import { RecipeItem } from '../db/entities/recipe.js';
 import { outboundGuard } from '../outbound/guard.js';
 import { jobStopped, owns } from '../jobs/ownership.js';
+import { removeWorkFolder } from '../jobs/work-folders.js';
 import type { PushPayload } from '../push/service.js';
 import {
   type PhaseName,
@@ -353,8 +354,7 @@ export function createRecipeActivities(deps: ActivityDeps) {
     /** Whatever the run's attempts left in DATA_DIR/tmp/recipes/<itemId>/<runId> (a cookie jar) goes when it ends. */
     async recipeCleanup(input: { itemId: string; runId?: string }): Promise<void> {
       if (!input.runId) return fs.rm(itemDir(input.itemId), { recursive: true, force: true });
-      await fs.rm(tmpDir(input.itemId, input.runId), { recursive: true, force: true });
-      await fs.rmdir(itemDir(input.itemId)).catch(() => undefined); // another run's folder is still there
+      await removeWorkFolder(tmpDir(input.itemId, input.runId));
     },
   };
 }

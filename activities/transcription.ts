@@ -6,6 +6,7 @@ import { parseVtt } from '../core/transcripts/vtt.js';
 import type { AudioMode } from '../core/transcripts/audio.js';
 import { Job } from '../db/entities/job.js';
 import { jobStopped, owns } from '../jobs/ownership.js';
+import { removeWorkFolder } from '../jobs/work-folders.js';
 import { Transcription, TranscriptionWebhook } from '../db/entities/transcription.js';
 import { outboundGuard } from '../outbound/guard.js';
 import { Tools } from '../runtime/tools.js';
@@ -296,8 +297,7 @@ export function createTranscriptionActivities(deps: ActivityDeps) {
      */
     async transcriptionCleanup(input: { jobId: string; runId?: string }): Promise<{ removedUpload: boolean }> {
       if (input.runId) {
-        await fs.rm(runDir(config.dataDir, input.jobId, input.runId), { recursive: true, force: true });
-        await fs.rmdir(workDir(config.dataDir, input.jobId)).catch(() => undefined); // another run's folder is there
+        await removeWorkFolder(runDir(config.dataDir, input.jobId, input.runId));
       } else {
         await fs.rm(workDir(config.dataDir, input.jobId), { recursive: true, force: true });
       }

@@ -11,6 +11,7 @@ import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault 
 import { ModelUnavailableError } from '../embeddings/provider.js';
 import { Job } from '../db/entities/job.js';
 import { jobStopped, owns } from '../jobs/ownership.js';
+import { removeWorkFolder } from '../jobs/work-folders.js';
 import { Library, LibraryVersion } from '../db/entities/library.js';
 import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
 import { remoteAccess } from './service.js';
@@ -211,12 +212,6 @@ async function attemptFolder(deps: ActivityDeps, input: IndexStep, attempt: numb
   return path.join(jobDir, `${input.runId}-${attempt}`);
 }
 
-/** Removes an attempt's folder, and the job's folder once no attempt has one there. */
-async function removeAttemptFolder(workdir: string): Promise<void> {
-  await fs.rm(workdir, { recursive: true, force: true });
-  await fs.rmdir(path.dirname(workdir)).catch(() => undefined); // another attempt's folder is still there
-}
-
 /**
  * Stages crawl and parse. Changed and new files are parsed into `staged_document`; deleted files are staged with
  * no content; unchanged files (same checksum as stored) are not read twice. Nothing a reader sees changes here.
@@ -362,7 +357,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       warnings,
     };
   } finally {
-    await removeAttemptFolder(workdir);
+    await removeWorkFolder(workdir);
   }
 }
 
