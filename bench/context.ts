@@ -8,6 +8,7 @@ import { migrate, openOrm, type Orm } from '../db/orm.js';
 import { closeProviders } from '../embeddings/profiles.js';
 import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { contextParams, retrieveContext, type RetrievalDeps } from '../search/context.js';
+import { refreshTermStatistics } from '../search/keyword.js';
 import { closeSearch } from '../search/search.js';
 import { buildTinyModel } from '../test/support/tiny-model.js';
 
@@ -53,6 +54,7 @@ async function fill(orm: Orm, n: number): Promise<void> {
     await em.execute(`insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at) values ${values.join(', ')}`, rows);
   }
   await em.execute(`update library set last_indexed_at = now() where id = ?`, [LIB]);
+  await refreshTermStatistics(em, { repositoryId: LIB, versionId: null }); // as an indexing run's statistics step does
   await em.execute(`analyze snippet`);
   await em.execute(`analyze snippet_embedding`);
 }

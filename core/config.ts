@@ -222,7 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     localSourceRoots: localSourceRoots(env),
     searchVectorCacheBytes: int(env, 'SEARCH_VECTOR_CACHE_MB', 512, 1, 1_048_576) * 1024 * 1024,
     searchThreads: int(env, 'SEARCH_THREADS', Math.min(4, int(env, 'CPU_COUNT', os.availableParallelism(), 1, 4096)), 0, 64),
-    searchRankCandidates: int(env, 'SEARCH_RANK_CANDIDATES', 2000, 100, 10_000_000),
+    searchRankCandidates: int(env, 'SEARCH_RANK_CANDIDATES', 1000, 100, 10_000_000),
     outbound: outboundConfig(env),
     secretsKey: secretsKey(env),
   };

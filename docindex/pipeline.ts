@@ -20,6 +20,7 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { versionIdOf } from './ids.js';
 import { LocalFolders } from './local-folders.js';
 import { indexDetail } from './kind.js';
+import { refreshTermStatistics } from '../search/keyword.js';
 
 export interface IndexInput {
   jobId: string;
@@ -494,7 +495,7 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
 }
 
 /**
- * Stage statistics: snippet totals, trust score and timestamps. The trust score (0-10) rewards a library that is
+ * Stage statistics: snippet totals, the keyword index's term statistics (search/keyword.ts), trust score and timestamps. The trust score (0-10) rewards a library that is
  * substantial and documented: up to 4 points for size (log of the snippet count, full at 10,000), 2 for prose
  * documentation, 2 for code examples, 1 for having indexed versions, 1 for a config file with rules.
  */
@@ -508,6 +509,7 @@ export async function updateStatistics(deps: ActivityDeps, input: IndexStep, cra
   );
   const n = (t: string) => Number(counts.find((c) => c.type === t)?.n ?? 0);
   const total = n('code') + n('info');
+  await refreshTermStatistics(em, { repositoryId: lib.id, versionId: version?.id ?? null });
   const now = new Date();
   if (version) {
     await em.nativeUpdate(LibraryVersion, { id: version.id }, { totalSnippets: total, indexedAt: now, commitHash: crawl.commit ?? version.commitHash });

@@ -62,19 +62,25 @@ export function parseQuery(query: string): ParsedQuery {
   return { include: distinct(include), exclude: distinct(exclude) };
 }
 
+/** The ways one term can match: as written, by its English stems, and as the phrase of its split identifiers. */
+function termForms(term: string): { config: 'simple' | 'english'; text: string }[] {
+  const forms: { config: 'simple' | 'english'; text: string }[] = [
+    { config: 'simple', text: term },
+    { config: 'english', text: term },
+  ];
+  const split = splitIdentifiers(term);
+  if (split.trim().toLowerCase() !== term.trim().toLowerCase() && hasWord(split)) forms.push({ config: 'simple', text: split });
+  return forms;
+}
+
 /**
- * One term as a tsquery: the text as written, its English stems, and the phrase of its split identifiers, any of
- * which may match (`phraseto_tsquery` of a stop word is empty, and `||` with an empty query is the other side).
+ * One term as a tsquery: any of its forms may match (`phraseto_tsquery` of a stop word is empty, and `||` with an
+ * empty query is the other side).
  */
 function termSql(term: string, params: unknown[]): string {
-  const split = splitIdentifiers(term);
-  params.push(term, term);
-  const forms = [`phraseto_tsquery('simple', ?)`, `phraseto_tsquery('english', ?)`];
-  if (split.trim().toLowerCase() !== term.trim().toLowerCase() && hasWord(split)) {
-    params.push(split);
-    forms.push(`phraseto_tsquery('simple', ?)`);
-  }
-  return `(${forms.join(' || ')})`;
+  const forms = termForms(term);
+  params.push(...forms.map((f) => f.text));
+  return `(${forms.map((f) => `phraseto_tsquery('${f.config}', ?)`).join(' || ')})`;
 }
 
 export interface Scope {
@@ -107,61 +113,119 @@ const B = 0.75;
 const AVERAGE_LEXEMES = 64;
 
 /**
- * BM25-style ranking in PostgreSQL. For each query term t (its forms as in termSql): df(t), the snippets of the
- * scope that match it, counted among at most its share of `candidates` (`candidates` divided by the number of
- * terms); a term that fills its share is common, and its df is taken as at least half the scope. Then
+ * A lexeme held by fewer snippets of a scope than this has no `search_term` row: such a word is rare, read and
+ * counted at query time. (With SEARCH_RANK_CANDIDATES far below its default, a term's share can be smaller than this;
+ * a word between the two is then read to its share and taken as common, as for a scope without statistics.)
+ */
+export const MIN_TERM_SNIPPETS = 20;
+
+const scopeWhere = (scope: Scope, alias = 's') =>
+  scope.versionId === null ? `${alias}.repository_id = ? and ${alias}.version_id is null` : `${alias}.repository_id = ? and ${alias}.version_id = ?`;
+const scopeValues = (scope: Scope) => (scope.versionId === null ? [scope.repositoryId] : [scope.repositoryId, scope.versionId]);
+
+/**
+ * Rewrites a scope's term statistics from its snippets (idempotent: the scope's rows are replaced in one
+ * transaction). An indexing run calls it once its snippets are in place.
+ */
+export async function refreshTermStatistics(em: EntityManager, scope: Scope): Promise<void> {
+  await em.transactional(async (tx) => {
+    await tx.execute(`delete from search_term s where ${scopeWhere(scope)}`, scopeValues(scope));
+    // ts_stat runs a query given as text: the scope goes in as quoted literals (format's %L), never as SQL.
+    const inner =
+      scope.versionId === null
+        ? `format('select search_vector from snippet where repository_id = %L and version_id is null', ?::text)`
+        : `format('select search_vector from snippet where repository_id = %L and version_id = %L', ?::text, ?::text)`;
+    await tx.execute(
+      `insert into search_term (repository_id, version_id, lexeme, snippets)
+       select ?, ?, word, ndoc from ts_stat(${inner}) where ndoc >= ${MIN_TERM_SNIPPETS}`,
+      [scope.repositoryId, scope.versionId, ...scopeValues(scope)],
+    );
+  });
+}
+
+/**
+ * Each term's document frequency from the scope's statistics: a form matches at most as many snippets as its rarest
+ * lexeme, and a term (any of its forms) about as many as its commonest form, since a snippet holding a word also
+ * holds its stem and the parts of its identifier. 0: under MIN_TERM_SNIPPETS, or no statistics (an index built
+ * before they existed, or snippets written by hand).
+ */
+async function termFrequencies(em: EntityManager, scope: Scope, terms: string[]): Promise<number[]> {
+  const forms = terms.flatMap((term, i) => termForms(term).map((f, k) => ({ i, k, config: f.config, text: f.text })));
+  const rows = (await em.execute(
+    `select f.i, f.k, min(coalesce(t.snippets, 0))::int as df
+     from json_to_recordset(?::json) as f(i int, k int, config text, text text)
+     cross join lateral unnest(tsvector_to_array(to_tsvector(f.config::regconfig, f.text))) as l(lexeme)
+     left join search_term t on ${scopeWhere(scope, 't')} and t.lexeme = l.lexeme
+     group by f.i, f.k`,
+    [JSON.stringify(forms), ...scopeValues(scope)],
+  )) as { i: number; df: number }[];
+  const df = terms.map(() => 0);
+  for (const r of rows) df[r.i] = Math.max(df[r.i]!, Number(r.df));
+  return df;
+}
+
+/**
+ * BM25-style ranking in PostgreSQL. For each query term t (its forms as in termSql), with N the snippets of the scope:
  *
  *   score(d) = sum over t of idf(t) * tf(t, d) * (K1 + 1) / (tf(t, d) + K1 * (1 - B + B * len(d) / AVERAGE_LEXEMES))
- *   idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)),  N = the snippets of the scope
+ *   idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
  *
  * where tf(t, d) is ts_rank of t in d with the field weights above (so a rare word in a body outweighs a common word
- * in a title) and len(d) the snippet's distinct lexemes. Candidates are each term's matches (at most `candidates`
- * divided by the number of terms, in table order) and, with several terms of which one filled its share, the
- * snippets matching all of them (at most `candidates`), so a rare term's matches are always all ranked and a common
- * word costs a bounded read. Ties: snippet id.
+ * in a title) and len(d) the snippet's distinct lexemes. Ties: snippet id.
+ *
+ * Candidates: each term has a share of `candidates` (divided by the number of terms). A term that the scope's
+ * statistics (`search_term`) show held by at least its share of snippets is common: the common terms' matches are
+ * read together, up to their shares, in table order through the scope's index, and their df is the statistics'. The
+ * GIN index is not asked for them: it would first gather every match, tens of thousands in a large library. Every
+ * other term is rare: its matches are all read through the GIN index (which finds them without reading the rows
+ * that lack them) and counted for its df; without statistics, a rare term that fills its share counts as held by at
+ * least half the scope. A snippet holding every term holds the rare ones, so it is always read. When every term is
+ * common, the candidates are a sample in table order, as any bounded read of words most snippets hold must be.
  */
 export async function keywordSearch(em: EntityManager, scope: Scope, query: string, limit: number, options: KeywordOptions): Promise<Ranked[]> {
   const parsed = parseQuery(query);
   if (!parsed.include.length) return [];
+  const n = parsed.include.length;
+  const cap = Math.max(1, Math.ceil(options.candidates / n));
+  const stats = await termFrequencies(em, scope, parsed.include);
+  const common = stats.map((df) => df >= cap);
   // Placeholders bind in order of appearance, so each expression pushes its own parameters as it is written.
   const params: unknown[] = [];
   const terms = parsed.include.map((t) => termSql(t, params));
   const exclude = parsed.exclude.map((t) => termSql(t, params)).join(' || ');
-  const n = terms.length;
-  const scopeSql = scope.versionId === null ? 's.repository_id = ? and s.version_id is null' : 's.repository_id = ? and s.version_id = ?';
-  const scopeParams = scope.versionId === null ? [scope.repositoryId] : [scope.repositoryId, scope.versionId];
+  const scopeSql = scopeWhere(scope);
+  const scopeParams = scopeValues(scope);
   const totalSql = scope.versionId === null ? 'select total_snippets from library where id = ?' : 'select total_snippets from library_version where id = ?';
-  const cap = Math.max(1, Math.ceil(options.candidates / n));
   const excluded = exclude ? ' and not s.search_vector @@ q.x' : '';
   // ts_rank scores the words of a phrase one by one: a snippet that does not match the term gets nothing for it.
   const tfs = terms.map((_, i) => `case when s.search_vector @@ q.t${i} then ts_rank('${WEIGHTS}', s.search_vector, q.t${i}, 0) * ${UNIT} else 0 end as f${i}`);
   // A candidate carries its length and term frequencies, not its vector: the sets stay small enough to stay in memory.
-  const set = (match: string) =>
-    `select s.id, length(s.search_vector) as len, ${tfs.join(', ')} from snippet s, q where ${scopeSql} and s.search_vector @@ ${match}${excluded} limit ?`;
-  const sets = terms.map((_, i) => ({ sql: set(`q.t${i}`), params: [...scopeParams, cap] }));
-  // The snippets matching every term, read only when some term's share was not all its matches (a term read whole
-  // already brought every snippet that has it).
-  const truncated = terms.map((_, i) => `(select count(*) from c${i}) >= ${cap}`).join(' or ');
-  if (n > 1) sets.push({ sql: set(`(${terms.map((_, i) => `q.t${i}`).join(' && ')}) and (${truncated})`), params: [...scopeParams, options.candidates] });
-  const norm = `(1 - ${B} + ${B} * u.len / ${AVERAGE_LEXEMES}.0)`;
-  // Each term's idf, once per query. A term whose read reached its share is common: its df is then at least half
-  // the scope (it was not counted further).
-  const idfs = terms.map((_, i) => {
-    const df = `(case when d.d${i} >= ${cap} then greatest(d.d${i}, t.n / 2) else d.d${i} end)`;
-    return `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5)) as w${i}`;
+  const set = (match: string) => `select s.id, length(s.search_vector)::float8 as len, ${tfs.join(', ')} from snippet s, q where ${scopeSql} and ${match}${excluded} limit ?`;
+  const rare = terms.flatMap((_, i) => (common[i] ? [] : [i]));
+  const commons = terms.flatMap((_, i) => (common[i] ? [i] : []));
+  const sets: { name: string; sql: string; params: unknown[] }[] = rare.map((i) => ({ name: `c${i}`, sql: set(`s.search_vector @@ q.t${i}`), params: [...scopeParams, cap] }));
+  if (commons.length) {
+    // `is true` keeps the planner off the GIN index: the scope's index, read in order, finds a common word at once.
+    const any = commons.map((i) => `q.t${i}`).join(' || ');
+    sets.push({ name: 'cc', sql: set(`(s.search_vector @@ (${any})) is true`), params: [...scopeParams, cap * commons.length] });
+  }
+  const norm = `(1 - ${B} + ${B} * u.len / ${AVERAGE_LEXEMES})`;
+  // Each term's idf, once per query.
+  const dfs = terms.map((_, i) => {
+    if (common[i]) return `${stats[i]}::float8`;
+    const read = `(select count(*) from c${i})::float8`;
+    return `(case when ${read} >= ${cap} then greatest(${read}, ${stats[i]}, t.n / 2) else greatest(${read}, ${stats[i]}) end)`;
   });
+  const idfs = dfs.map((df, i) => `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5)) as w${i}`);
   const score = terms.map((_, i) => `w.w${i} * u.f${i} * ${K1 + 1} / (u.f${i} + ${K1} * ${norm})`).join(' + ');
-  // The GIN index finds a word's matches (or every word's) without reading the rows that lack them. With a LIMIT
-  // the planner prefers a sequential scan, which for words that rarely occur together reads most of the table.
   const sql = `with q as not materialized (select ${terms.map((t, i) => `${t} as t${i}`).join(', ')}${exclude ? `, ${exclude} as x` : ''}),
-     ${sets.map((s, i) => `c${i} as (${s.sql})`).join(',\n     ')},
-     d as (select ${terms.map((_, i) => `(select count(*) from c${i})::float8 as d${i}`).join(', ')}),
-     t as (select greatest(coalesce((${totalSql}), 0), ${terms.map((_, i) => `d.d${i}`).join(', ')}, 1)::float8 as n from d),
-     w as materialized (select ${idfs.join(', ')} from d, t),
-     u as (select distinct on (id) * from (${sets.map((_, i) => `select * from c${i}`).join(' union all ')}) a order by id)
+     ${sets.map((s) => `${s.name} as (${s.sql})`).join(',\n     ')},
+     t as (select greatest(coalesce((${totalSql}), 0), ${[...rare.map((i) => `(select count(*) from c${i})`), ...stats].join(', ')}, 1)::float8 as n),
+     w as materialized (select ${idfs.join(', ')} from t),
+     u as (select distinct on (id) * from (${sets.map((s) => `select * from ${s.name}`).join(' union all ')}) a order by id)
      select u.id, (${score})::float8 as score from u, w order by score desc, u.id asc limit ?`;
-  // The GIN index finds a word's matches (or every word's) without reading the rows that lack them. With a LIMIT
-  // the planner prefers a sequential scan, which for words that rarely occur together reads most of the table.
+  // The GIN index finds a rare word's matches without reading the rows that lack them. With a LIMIT the planner
+  // prefers a sequential scan, which for words that rarely occur together reads most of the table.
   const rows = (await em.transactional(async (tx) => {
     await tx.execute('set local enable_seqscan = off');
     return tx.execute(sql, [...params, ...sets.flatMap((s) => s.params), scope.versionId ?? scope.repositoryId, limit]);

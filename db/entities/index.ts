@@ -5,9 +5,9 @@ import { PushSubscription } from './push-subscription.js';
 import { RecipeItem } from './recipe.js';
 import { Transcription, TranscriptionWebhook } from './transcription.js';
 import { Library, LibraryVersion } from './library.js';
-import { LibraryDocument, LibraryRules, Setting, Snippet, SnippetEmbedding, StagedDocument } from './snippet.js';
+import { LibraryDocument, LibraryRules, SearchTerm, Setting, Snippet, SnippetEmbedding, StagedDocument } from './snippet.js';
 
-export { EventStream, Job, JobEvent, Library, LibraryDocument, LibraryRules, LibraryVersion, Setting, Snippet, SnippetEmbedding, StagedDocument };
+export { EventStream, Job, JobEvent, Library, LibraryDocument, LibraryRules, LibraryVersion, SearchTerm, Setting, Snippet, SnippetEmbedding, StagedDocument };
 /** Every entity, for the ORM config and the schema-drift test. */
 export const entities = [
   Job,
@@ -17,6 +17,7 @@ export const entities = [
   LibraryVersion,
   LibraryDocument,
   Snippet,
+  SearchTerm,
   SnippetEmbedding,
   LibraryRules,
   StagedDocument,

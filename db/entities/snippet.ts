@@ -58,6 +58,30 @@ export const Snippet = defineEntity({
 });
 export type Snippet = InferEntity<typeof Snippet>;
 
+/**
+ * How many snippets of a scope (a library's default branch, or one version) hold a lexeme of the keyword index, for
+ * the lexemes at least MIN_TERM_SNIPPETS hold: keyword search reads a common word's matches differently from a rare
+ * word's and weighs it by its rarity (search/keyword.ts). Rewritten by each indexing run's statistics step.
+ */
+export const SearchTerm = defineEntity({
+  name: 'SearchTerm',
+  tableName: 'search_term',
+  properties: (p) => ({
+    id: p.bigint().primary().autoincrement(),
+    repositoryId: () => p.manyToOne(Library).mapToPk().joinColumn('repository_id').deleteRule('cascade'),
+    versionId: () => p.manyToOne(LibraryVersion).mapToPk().joinColumn('version_id').deleteRule('cascade').nullable(),
+    lexeme: p.text(),
+    snippets: p.integer(),
+  }),
+  uniques: [
+    {
+      name: 'search_term_scope_lexeme_unique',
+      expression: 'create unique index "search_term_scope_lexeme_unique" on "search_term" ("repository_id", coalesce("version_id", \'\'), "lexeme")',
+    },
+  ],
+});
+export type SearchTerm = InferEntity<typeof SearchTerm>;
+
 /** A snippet's vector under one embedding profile, as float32 bytes (filled by the embed stage). */
 export const SnippetEmbedding = defineEntity({
   name: 'SnippetEmbedding',

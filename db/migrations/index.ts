@@ -11,6 +11,7 @@ import { Migration20261126000000_event_retention } from './Migration202611260000
 import { Migration20261127000000_search_stems } from './Migration20261127000000_search_stems.js';
 import { Migration20261127000000_transcription_backend } from './Migration20261127000000_transcription_backend.js';
 import { Migration20261128000000_snippet_neighbours } from './Migration20261128000000_snippet_neighbours.js';
+import { Migration20261129000000_search_terms } from './Migration20261129000000_search_terms.js';
 
 /**
  * Committed migrations, listed explicitly (not globbed) so they load the same under tsx, vitest and the compiled
@@ -29,4 +30,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127000000_search_stems', class: Migration20261127000000_search_stems },
   { name: 'Migration20261127000000_transcription_backend', class: Migration20261127000000_transcription_backend },
   { name: 'Migration20261128000000_snippet_neighbours', class: Migration20261128000000_snippet_neighbours },
+  { name: 'Migration20261129000000_search_terms', class: Migration20261129000000_search_terms },
 ];

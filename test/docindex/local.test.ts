@@ -102,7 +102,15 @@ describe('a local library', () => {
   it('re-indexes incrementally: unchanged files keep their snippets, changed and deleted ones are replaced', async () => {
     const before = await snippetsOf(stack, libraryId);
     const readmeIds = await readmeSnippetIds();
-    repo.write({ 'docs/guide.md': WIDGET_GUIDE.replace('mount a widget tree', 'mount a whole widget tree'), 'docs/extra.md': '# Extra\n\nMore words about widgets, enough of them to count as a snippet.\n' });
+    // Two dozen sections about "gadgets": enough snippets for the word to be common, so it has a stored frequency.
+    const sections = Array.from({ length: 24 }, (_, i) => `## Gadget ${i}\n\nGadget number ${i} plugs into a widget tree, and this sentence says so at length.\n`);
+    const termRow = async (lexeme: string) =>
+      (await stack.orm.em.fork().execute(`select snippets from search_term where repository_id = ? and version_id is null and lexeme = ?`, [libraryId, lexeme])) as { snippets: number }[];
+    expect(await termRow('gadget')).toEqual([]);
+    repo.write({
+      'docs/guide.md': WIDGET_GUIDE.replace('mount a widget tree', 'mount a whole widget tree'),
+      'docs/extra.md': `# Extra\n\nMore words about widgets, enough of them to count as a snippet.\n\n${sections.join('\n')}`,
+    });
     const res = await api(stack, 'POST', `/api/v1/libs/${enc(libraryId)}/index`);
     expect(res.status).toBe(201);
     expect(res.body.versionJobs).toHaveLength(1); // v0.9.0, registered from the config
@@ -116,11 +124,16 @@ describe('a local library', () => {
     expect(after.length).toBeGreaterThan(before.length);
     const readmeIdsAfter = await readmeSnippetIds();
     expect(readmeIdsAfter).toEqual(readmeIds);
+    // The statistics step stored how many snippets hold the word (keyword search's df; search/keyword.ts).
+    const gadgets = after.filter((s) => /gadget/i.test(`${s.title} ${s.breadcrumb} ${s.content}`)).length;
+    expect(gadgets).toBeGreaterThanOrEqual(24);
+    expect(await termRow('gadget')).toEqual([{ snippets: gadgets }]);
 
     repo.write({ 'docs/extra.md': null });
     const again = await api(stack, 'POST', `/api/v1/libs/${enc(libraryId)}/index`);
     expect((await waitForJob(stack, again.body.job.id)).status).toBe('done');
     expect((await snippetsOf(stack, libraryId)).some((s) => s.file_path === 'docs/extra.md')).toBe(false);
+    expect(await termRow('gadget')).toEqual([]); // rewritten with the snippets, not kept from the last run
   });
 
   it('indexes a version at its tag without touching the working tree', async () => {
@@ -213,7 +226,7 @@ describe('a local library', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: libraryId, deleted: true });
     const count = async (sql: string) => ((await stack.orm.em.fork().execute(`select count(*)::int as n from ${sql}`)) as { n: number }[])[0]!.n;
-    for (const table of ['library', 'library_version', 'library_document', 'snippet', 'library_rules', 'staged_document']) {
+    for (const table of ['library', 'library_version', 'library_document', 'snippet', 'search_term', 'library_rules', 'staged_document']) {
       expect(await count(table), table).toBe(0);
     }
     expect(await count(`job where kind = 'index'`)).toBe(0);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keywordSearch } from '../../search/keyword.js';
+import { keywordSearch, MIN_TERM_SNIPPETS, refreshTermStatistics } from '../../search/keyword.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**
@@ -92,5 +92,46 @@ describe('keyword ranking', () => {
     const first = await ids('settings');
     expect(first.length).toBeGreaterThan(10);
     expect(await ids('settings')).toEqual(first);
+  });
+});
+
+describe('keyword ranking with the term statistics an indexing run stores', () => {
+  beforeAll(async () => {
+    await refreshTermStatistics(stack.orm.em.fork(), scope);
+  });
+  afterAll(async () => {
+    await sql(`delete from search_term where repository_id = ?`, [LIB]);
+  });
+
+  it('stores how many snippets hold each lexeme held by at least MIN_TERM_SNIPPETS, and rewrites rather than adds', async () => {
+    const stored = async () => new Map(((await sql(`select lexeme, snippets from search_term where repository_id = ?`, [LIB])) as { lexeme: string; snippets: number }[]).map((r) => [r.lexeme, r.snippets]));
+    const terms = await stored();
+    expect(terms.get('app')).toBe(61); // 60 "App settings" snippets and ws-other
+    expect(terms.get('settings')).toBe(60);
+    expect(terms.get('set')).toBe(60); // its English stem, stored beside the word as written
+    expect(terms.has('websocket')).toBe(false); // 3 snippets: rare, counted at query time
+    expect(Math.min(...terms.values())).toBeGreaterThanOrEqual(MIN_TERM_SNIPPETS);
+    await refreshTermStatistics(stack.orm.em.fork(), scope);
+    expect(await stored()).toEqual(terms);
+  });
+
+  it('ranks as without them: the rare word decides, every match of it is read, a common word costs its share', async () => {
+    expect((await ids('How do I accept websocket connections in my app?')).slice(0, 2)).toEqual(['ws-body', 'ws-other']);
+    const capped = await ids('app websocket', 50, 20);
+    expect(capped).toEqual(expect.arrayContaining(['ws-body', 'ws-other', 'legacy']));
+    expect(capped.length).toBeLessThanOrEqual(3 + 10);
+    expect(await ids('app', 100, 10)).toHaveLength(10);
+    expect((await ids('scaling'))[0]).toBe('scale');
+    expect(await ids('websocket -legacy')).not.toContain('legacy');
+  });
+
+  it('weighs a common word by its stored frequency', async () => {
+    // idf = ln(1 + (N - df + 0.5) / (df + 0.5)): with df 61 of 67 snippets, "app" weighs about a thirtieth of
+    // "websocket" (3 snippets), where without statistics a word filling its share counted as held by half of them.
+    const scores = new Map((await search('app websocket', 50, 20)).map((r) => [r.id, r.score]));
+    expect(scores.get('ws-other')! - scores.get('legacy')!).toBeLessThan(scores.get('ws-body')! / 5);
+    const app = (await search('app', 1, 10))[0]!.score;
+    expect(app).toBeGreaterThan(0);
+    expect(app).toBeLessThan(Math.log(1 + 6.5 / 61.5) * 2.2 + 1e-9);
   });
 });
