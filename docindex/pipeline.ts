@@ -473,8 +473,9 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
   let embedded = 0;
   for (;;) {
     ctx.signal.throwIfAborted();
+    // Shortest first: a model pads each batch to its longest text, so texts of one length cost the least.
     const rows: { id: string; title: string | null; breadcrumb: string | null; content: string }[] = await em.execute(
-      `select s.id, s.title, s.breadcrumb, s.content ${missing} order by s.id limit ?`,
+      `select s.id, s.title, s.breadcrumb, s.content ${missing} order by length(s.content), s.id limit ?`,
       [...scope, EMBED_BATCH],
     );
     if (!rows.length) break;
@@ -495,9 +496,10 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
 }
 
 /**
- * Stage statistics: snippet totals, the keyword index's term statistics (search/keyword.ts), trust score and timestamps. The trust score (0-10) rewards a library that is
- * substantial and documented: up to 4 points for size (log of the snippet count, full at 10,000), 2 for prose
- * documentation, 2 for code examples, 1 for having indexed versions, 1 for a config file with rules.
+ * Stage statistics: snippet totals, the keyword index's term statistics (search/keyword.ts), trust score and
+ * timestamps. The trust score (0-10) rewards a library that is substantial and documented: up to 4 points for size
+ * (log of the snippet count, full at 10,000), 2 for prose documentation, 2 for code examples, 1 for having indexed
+ * versions, 1 for a config file with rules.
  */
 export async function updateStatistics(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult) {
   await setStage(deps, input, { stage: 'statistics', progress: 95 });
