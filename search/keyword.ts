@@ -144,15 +144,16 @@ export async function refreshTermStatistics(em: EntityManager, scope: Scope): Pr
 }
 
 /**
- * Each term's document frequency from the scope's statistics: a form matches at most as many snippets as its rarest
- * lexeme, and a term (any of its forms) about as many as its commonest form, since a snippet holding a word also
- * holds its stem and the parts of its identifier. 0: under MIN_TERM_SNIPPETS, or no statistics (an index built
- * before they existed, or snippets written by hand).
+ * Each term's document frequency from the scope's statistics: a term (any of its forms) matches about as many
+ * snippets as its commonest one-word form, since a snippet holding a word also holds its stem. A phrase (a quoted
+ * one, or a split identifier such as `get server side props`) counts 0: its words' frequencies only bound it, and a
+ * rare phrase of common words taken as common would be looked for row by row through the whole scope. 0 too: under
+ * MIN_TERM_SNIPPETS, or no statistics (an index built before they existed, or snippets written by hand).
  */
 async function termFrequencies(em: EntityManager, scope: Scope, terms: string[]): Promise<number[]> {
   const forms = terms.flatMap((term, i) => termForms(term).map((f, k) => ({ i, k, config: f.config, text: f.text })));
   const rows = (await em.execute(
-    `select f.i, f.k, min(coalesce(t.snippets, 0))::int as df
+    `select f.i, f.k, case when count(*) = 1 then min(coalesce(t.snippets, 0)) else 0 end::int as df
      from json_to_recordset(?::json) as f(i int, k int, config text, text text)
      cross join lateral unnest(tsvector_to_array(to_tsvector(f.config::regconfig, f.text))) as l(lexeme)
      left join search_term t on ${scopeWhere(scope, 't')} and t.lexeme = l.lexeme

@@ -36,6 +36,8 @@ beforeAll(async () => {
   await snippet('steps', '5. Deploy', '1. Build the image\n2. Push it\n5. Restart the service with the new image');
   await snippet('timeout', 'Timeouts', 'The client gives up after 5 seconds without an answer.');
   await snippet('legacy', 'Old sockets', 'websocket support in the legacy transport');
+  // An identifier made of common words: its split phrase is rare though both of its words are everywhere.
+  await snippet('ident', 'Hooks', 'Read them with the settingsApp helper.');
   await sql(`update library set total_snippets = (select count(*) from snippet where repository_id = ?) where id = ?`, [LIB, LIB]);
 });
 
@@ -106,8 +108,8 @@ describe('keyword ranking with the term statistics an indexing run stores', () =
   it('stores how many snippets hold each lexeme held by at least MIN_TERM_SNIPPETS, and rewrites rather than adds', async () => {
     const stored = async () => new Map(((await sql(`select lexeme, snippets from search_term where repository_id = ?`, [LIB])) as { lexeme: string; snippets: number }[]).map((r) => [r.lexeme, r.snippets]));
     const terms = await stored();
-    expect(terms.get('app')).toBe(61); // 60 "App settings" snippets and ws-other
-    expect(terms.get('settings')).toBe(60);
+    expect(terms.get('app')).toBe(62); // 60 "App settings" snippets, ws-other and ident (settingsApp, split)
+    expect(terms.get('settings')).toBe(61);
     expect(terms.get('set')).toBe(60); // its English stem, stored beside the word as written
     expect(terms.has('websocket')).toBe(false); // 3 snippets: rare, counted at query time
     expect(Math.min(...terms.values())).toBeGreaterThanOrEqual(MIN_TERM_SNIPPETS);
@@ -125,13 +127,21 @@ describe('keyword ranking with the term statistics an indexing run stores', () =
     expect(await ids('websocket -legacy')).not.toContain('legacy');
   });
 
+  it('takes a phrase of common words for what it is, not for as common as its words', async () => {
+    // "settingsApp" also matches as the phrase "settings app", whose words 60 snippets hold; the phrase only one.
+    const [hit, ...rest] = await search('settingsApp', 50, 20);
+    expect(hit!.id).toBe('ident');
+    expect(rest).toEqual([]);
+    expect(hit!.score).toBeGreaterThan(1); // idf of 1 snippet in 68 is 3.8; taken as held by 60, it would be 0.13
+  });
+
   it('weighs a common word by its stored frequency', async () => {
-    // idf = ln(1 + (N - df + 0.5) / (df + 0.5)): with df 61 of 67 snippets, "app" weighs about a thirtieth of
+    // idf = ln(1 + (N - df + 0.5) / (df + 0.5)): with df 62 of 68 snippets, "app" weighs about a thirtieth of
     // "websocket" (3 snippets), where without statistics a word filling its share counted as held by half of them.
     const scores = new Map((await search('app websocket', 50, 20)).map((r) => [r.id, r.score]));
     expect(scores.get('ws-other')! - scores.get('legacy')!).toBeLessThan(scores.get('ws-body')! / 5);
     const app = (await search('app', 1, 10))[0]!.score;
     expect(app).toBeGreaterThan(0);
-    expect(app).toBeLessThan(Math.log(1 + 6.5 / 61.5) * 2.2 + 1e-9);
+    expect(app).toBeLessThan(Math.log(1 + 6.5 / 62.5) * 2.2 + 1e-9);
   });
 });
