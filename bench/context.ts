@@ -54,7 +54,7 @@ async function fill(orm: Orm, n: number): Promise<void> {
     await em.execute(`insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at) values ${values.join(', ')}`, rows);
   }
   await em.execute(`update library set last_indexed_at = now() where id = ?`, [LIB]);
-  await refreshTermStatistics(em, { repositoryId: LIB, versionId: null }); // as an indexing run's statistics step does
+  await refreshTermStatistics(em, { repositoryId: LIB, versionId: null }); // as an indexing run does with its snippets
   await em.execute(`analyze snippet`);
   await em.execute(`analyze snippet_embedding`);
 }

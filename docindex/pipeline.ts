@@ -364,7 +364,8 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
 
 /**
  * Stage write: swaps the staged files in, in one transaction, so a reader sees the old snippets or the new ones,
- * never a mix. Also stores the rules and registers previousVersions. Safe to retry: it reads only the staging rows.
+ * never a mix, with their term statistics. Also stores the rules and registers previousVersions. Safe to retry: it
+ * reads only the staging rows.
  */
 export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult) {
   await setStage(deps, input, { stage: 'writing', progress: 75, stageDetail: null });
@@ -404,6 +405,8 @@ export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, craw
       }
     }
     await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
+    // Keyword search's term frequencies change with the snippets, in the same transaction (search/keyword.ts).
+    await refreshTermStatistics(tx, scope);
 
     // The default branch's rules are the repository-wide row; a version's go to that version's row.
     await tx.execute(
@@ -496,10 +499,9 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
 }
 
 /**
- * Stage statistics: snippet totals, the keyword index's term statistics (search/keyword.ts), trust score and
- * timestamps. The trust score (0-10) rewards a library that is substantial and documented: up to 4 points for size
- * (log of the snippet count, full at 10,000), 2 for prose documentation, 2 for code examples, 1 for having indexed
- * versions, 1 for a config file with rules.
+ * Stage statistics: snippet totals, trust score and timestamps. The trust score (0-10) rewards a library that is
+ * substantial and documented: up to 4 points for size (log of the snippet count, full at 10,000), 2 for prose
+ * documentation, 2 for code examples, 1 for having indexed versions, 1 for a config file with rules.
  */
 export async function updateStatistics(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult) {
   await setStage(deps, input, { stage: 'statistics', progress: 95 });
@@ -511,7 +513,6 @@ export async function updateStatistics(deps: ActivityDeps, input: IndexStep, cra
   );
   const n = (t: string) => Number(counts.find((c) => c.type === t)?.n ?? 0);
   const total = n('code') + n('info');
-  await refreshTermStatistics(em, { repositoryId: lib.id, versionId: version?.id ?? null });
   const now = new Date();
   if (version) {
     await em.nativeUpdate(LibraryVersion, { id: version.id }, { totalSnippets: total, indexedAt: now, commitHash: crawl.commit ?? version.commitHash });

@@ -125,7 +125,7 @@ const scopeValues = (scope: Scope) => (scope.versionId === null ? [scope.reposit
 
 /**
  * Rewrites a scope's term statistics from its snippets (idempotent: the scope's rows are replaced in one
- * transaction). An indexing run calls it once its snippets are in place.
+ * transaction). An indexing run calls it in the transaction that swaps its snippets in.
  */
 export async function refreshTermStatistics(em: EntityManager, scope: Scope): Promise<void> {
   await em.transactional(async (tx) => {

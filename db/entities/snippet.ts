@@ -61,7 +61,7 @@ export type Snippet = InferEntity<typeof Snippet>;
 /**
  * How many snippets of a scope (a library's default branch, or one version) hold a lexeme of the keyword index, for
  * the lexemes at least MIN_TERM_SNIPPETS hold: keyword search reads a common word's matches differently from a rare
- * word's and weighs it by its rarity (search/keyword.ts). Rewritten by each indexing run's statistics step.
+ * word's and weighs it by its rarity (search/keyword.ts). Rewritten with the snippets by each indexing run.
  */
 export const SearchTerm = defineEntity({
   name: 'SearchTerm',
