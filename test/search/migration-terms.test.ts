@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openOrm, type Orm } from '../../db/orm.js';
 import { keywordSearch, refreshTermStatistics } from '../../search/keyword.js';
-import { ensureDatabase } from '../../runtime/postgres.js';
+import { createTestDatabase } from '../support/stack.js';
 
 /**
  * An existing install: a library and one of its versions indexed before Migration20261129000000_search_terms. The
@@ -18,10 +17,7 @@ const terms = async (versionId: string | null) =>
   }[];
 
 beforeAll(async () => {
-  const url = new URL(inject('databaseUrl'));
-  url.pathname = `/t_${randomBytes(4).toString('hex')}`;
-  await ensureDatabase(url.toString());
-  orm = await openOrm(url.toString());
+  orm = await openOrm(await createTestDatabase('t'));
   await orm.getMigrator().up({ to: 'Migration20261128000000_snippet_neighbours' });
   await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values ('/a/b', 'B', 'local', '/b', 'indexed', 30, 5, now(), now())`);
   await sql(`insert into library_version (id, repository_id, tag, state, total_snippets, created_at) values ('/a/b/v1', '/a/b', 'v1', 'indexed', 25, now())`);

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openOrm, type Orm } from '../../db/orm.js';
-import { ensureDatabase } from '../../runtime/postgres.js';
+import { createTestDatabase } from '../support/stack.js';
 
 /**
  * An existing install: snippets written under the search migrations before Migration20261127000000_search_stems,
@@ -11,10 +10,7 @@ let orm: Orm;
 const sql = (q: string, params: unknown[] = []) => orm.em.fork().execute(q, params);
 
 beforeAll(async () => {
-  const url = new URL(inject('databaseUrl'));
-  url.pathname = `/m_${randomBytes(4).toString('hex')}`;
-  await ensureDatabase(url.toString());
-  orm = await openOrm(url.toString());
+  orm = await openOrm(await createTestDatabase('m'));
   await orm.getMigrator().up({ to: 'Migration20261126000000_event_retention' });
   await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values ('/a/b', 'B', 'local', '/b', 'indexed', 1, 5, now(), now())`);
   await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('d', '/a/b', 'README.md', 'x', now())`);

@@ -31,6 +31,14 @@ export const TEST_ENV = {
   EMBEDDING_MODEL_HOST: 'http://127.0.0.1:9/',
 };
 
+/** A new, empty database `<prefix>_<id>` on the run's shared PostgreSQL server; answers its URL. */
+export async function createTestDatabase(prefix: string, id = randomBytes(4).toString('hex')): Promise<string> {
+  const url = new URL(inject('databaseUrl'));
+  url.pathname = `/${prefix}_${id}`;
+  await ensureDatabase(url.toString());
+  return url.toString();
+}
+
 /**
  * The API and workers of one test file, in-process, against the run's shared servers: a database of its own and
  * task queues of its own (a prefix), so files never see each other's jobs.
@@ -47,13 +55,11 @@ export async function startTestStack(
   } = {},
 ): Promise<TestStack> {
   const id = randomBytes(4).toString('hex');
-  const dbUrl = new URL(inject('databaseUrl'));
-  dbUrl.pathname = `/t_${id}`;
-  await ensureDatabase(dbUrl.toString());
+  const dbUrl = await createTestDatabase('t', id);
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `gristmill-${id}-`));
   const config = loadConfig({
     DATA_DIR: dataDir,
-    DATABASE_URL: dbUrl.toString(),
+    DATABASE_URL: dbUrl,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     PORT: '0',
     TASK_QUEUE_PREFIX: `t${id}-`,
@@ -78,7 +84,7 @@ export async function startTestStack(
   return {
     ...stack,
     url: stack.api?.url ?? '',
-    databaseUrl: dbUrl.toString(),
+    databaseUrl: dbUrl,
     dataDir,
     stop: async () => {
       await stack.stop();
