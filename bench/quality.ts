@@ -198,38 +198,32 @@ export async function quality(): Promise<void> {
     await evaluate('keyword', 'keyword');
 
     const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,tiny,local,remote').split(','));
+    /** One embedding model: its profile made active (every library embedded), then semantic, hybrid and the sweep. */
+    const measureModel = async (label: string, profile: Record<string, unknown>) => {
+      const ms = await activate(profile);
+      console.log(`embedded with ${label} in ${(ms / 1000).toFixed(1)} s`);
+      await evaluate(`semantic (${label})`, 'semantic');
+      await evaluate(`hybrid (${label}, default alpha)`, 'hybrid');
+      await sweep(label);
+    };
     if (phases.has('tiny')) {
       const tiny = await buildTinyModel(path.join(dir, 'model'), { hidden: 384 });
-      const tinyMs = await activate({ id: 'tiny', name: 'tiny test model', provider: 'local-transformers', model: 'tiny-bert', config: { modelPath: tiny.path } });
-      console.log(`embedded with the tiny test model in ${(tinyMs / 1000).toFixed(1)} s`);
-      await evaluate('semantic (tiny model)', 'semantic');
-      await evaluate('hybrid (tiny model, default alpha)', 'hybrid');
-      await sweep('tiny model');
+      await measureModel('tiny model', { id: 'tiny', name: 'tiny test model', provider: 'local-transformers', model: 'tiny-bert', config: { modelPath: tiny.path } });
     }
-
     if (phases.has('local')) {
-      const ms = await activate({ id: 'minilm', name: REAL_MODEL_NAME, provider: 'local-transformers', model: REAL_MODEL_NAME, config: { modelPath: await realModel() } });
-      console.log(`embedded with ${REAL_MODEL_NAME} (local provider) in ${(ms / 1000).toFixed(1)} s`);
-      await evaluate(`semantic (${REAL_MODEL_NAME})`, 'semantic');
-      await evaluate(`hybrid (${REAL_MODEL_NAME}, default alpha)`, 'hybrid');
-      await sweep(REAL_MODEL_NAME);
+      await measureModel(REAL_MODEL_NAME, { id: 'minilm', name: REAL_MODEL_NAME, provider: 'local-transformers', model: REAL_MODEL_NAME, config: { modelPath: await realModel() } });
     }
-
     const remote = process.env.QUALITY_EMBEDDINGS_URL;
     if (remote && phases.has('remote')) {
       const model = process.env.QUALITY_EMBEDDINGS_MODEL ?? 'all-MiniLM-L6-v2';
-      const ms = await activate({
+      await measureModel(`${model}, remote`, {
         id: 'real',
         name: model,
         provider: 'remote-compatible',
         model,
         config: { baseUrl: remote, timeoutMs: 600_000, batchSize: 16, ...(process.env.QUALITY_EMBEDDINGS_KEY && { apiKey: process.env.QUALITY_EMBEDDINGS_KEY }) },
       });
-      console.log(`embedded with ${model} in ${(ms / 1000).toFixed(1)} s`);
-      await evaluate(`semantic (${model})`, 'semantic');
-      await evaluate(`hybrid (${model}, default alpha)`, 'hybrid');
-      await sweep(model);
-    } else console.log('QUALITY_EMBEDDINGS_URL is not set: no figures with a real embedding model');
+    } else if (phases.has('remote')) console.log('QUALITY_EMBEDDINGS_URL is not set: no figures with a model behind an OpenAI-compatible server');
 
     for (const c of list) {
       const own = c.questions.filter((q) => q.wording === 'own').length;
