@@ -405,8 +405,9 @@ export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, craw
       }
     }
     await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
-    // Keyword search's term frequencies change with the snippets, in the same transaction (search/keyword.ts).
-    await refreshTermStatistics(tx, scope);
+    // Keyword search's term frequencies change with the snippets, in the same transaction (search/keyword.ts); a
+    // run that changed no file leaves them as they are (a retry after this commit finds nothing staged).
+    if (written || removed) await refreshTermStatistics(tx, scope);
 
     // The default branch's rules are the repository-wide row; a version's go to that version's row.
     await tx.execute(
