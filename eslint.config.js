@@ -28,7 +28,7 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's sandbox: no Node built-ins, no I/O (docs/jobs.md, "Workflow code"). The jobs'
-    // contract (jobs/contract.ts) is pure and shared with activities.
+    // contract (jobs/contract.ts) is pure and shared with activities. Each service keeps its workflows in workflow.ts.
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -37,6 +37,22 @@ export default tseslint.config(
           patterns: [
             { group: ['node:*', 'fs', 'path', 'pg', '@mikro-orm/*', 'koa', '@koa/*'], message: 'Workflows must stay deterministic and side-effect free.' },
             { group: ['../activities/*', '../db/*', '../api/*', '../runtime/*', '../jobs/*', '!../jobs/contract.js'], allowTypeImports: true, message: 'Import activities and services with `import type` only.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // A service's workflows (docindex/workflow.ts and the like) follow the same rules, and take their own activities
+    // as types only.
+    files: ['*/workflow.ts', '*/sync-workflow.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*', 'fs', 'path', 'pg', '@mikro-orm/*', 'koa', '@koa/*'], message: 'Workflows must stay deterministic and side-effect free.' },
+            { group: ['./*', '!./contract.js', '!./phases.js', '!./sync-workflow.js', '../activities/*', '../db/*', '../api/*', '../runtime/*', '../jobs/*', '!../jobs/contract.js'], allowTypeImports: true, message: 'Import activities and services with `import type` only.' },
           ],
         },
       ],

@@ -1,12 +1,12 @@
 import type { QueueName } from '../core/config.js';
 import type { ActivityDeps } from './deps.js';
 import { createHealthActivities } from './health.js';
-import { createIndexingActivities } from './indexing.js';
+import { createIndexingActivities } from '../docindex/activities.js';
 import { createJobActivities } from './jobs.js';
 import { createPushActivities } from './push.js';
-import { createRecipeActivities } from './recipes.js';
+import { createRecipeActivities } from '../recipes/activities.js';
 import { createSlotActivities } from './slots.js';
-import { createTranscriptionActivities } from './transcription.js';
+import { createTranscriptionActivities } from '../transcription/activities.js';
 
 /**
  * The activities each task queue's worker registers: the shared ones (health ping, job bookkeeping) everywhere,

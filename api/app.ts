@@ -10,7 +10,7 @@ import { browserGuard } from './browser-guard.js';
 import { cors } from './cors.js';
 import { errorHandler } from './errors.js';
 import { healthRoutes } from './routes/health.js';
-import { context7ErrorBody } from '../search/context7.js';
+import { context7ErrorBody } from '../docindex/search/context7.js';
 import { Routes, type RouteSpec } from './routes.js';
 import { webApp } from './web.js';
 

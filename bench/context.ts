@@ -5,11 +5,11 @@ import path from 'node:path';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/log.js';
 import { migrate, openOrm, type Orm } from '../db/orm.js';
-import { closeProviders } from '../embeddings/profiles.js';
+import { closeProviders } from '../docindex/embeddings/profiles.js';
 import { startEmbeddedPostgres } from '../runtime/postgres.js';
-import { contextParams, retrieveContext, type RetrievalDeps } from '../search/context.js';
-import { refreshTermStatistics } from '../search/keyword.js';
-import { closeSearch } from '../search/search.js';
+import { contextParams, retrieveContext, type RetrievalDeps } from '../docindex/search/context.js';
+import { refreshTermStatistics } from '../docindex/search/keyword.js';
+import { closeSearch } from '../docindex/search/search.js';
 import { buildTinyModel } from '../test/support/tiny-model.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;

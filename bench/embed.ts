@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../core/config.js';
-import { DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent } from '../embeddings/local.js';
+import { DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent } from '../docindex/embeddings/local.js';
 import { buildTinyModel } from '../test/support/tiny-model.js';
 
 /** Snippet-like texts: a breadcrumb, a title and a paragraph or a code block, about 120 tokens each. */

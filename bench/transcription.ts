@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/log.js';
 import { Job } from '../db/entities/job.js';
-import { TranscriptionWebhook } from '../db/entities/transcription.js';
+import { TranscriptionWebhook } from '../transcription/entities.js';
 import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { startStack } from '../runtime/stack.js';
 import { findTemporalCli, startDevServer } from '../runtime/temporal.js';

@@ -5,11 +5,11 @@
 import { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { migrate, openOrm } from '../db/orm.js';
-import { closeProviders } from '../embeddings/profiles.js';
-import { closeSearch } from '../search/search.js';
+import { closeProviders } from '../docindex/embeddings/profiles.js';
+import { closeSearch } from '../docindex/search/search.js';
 import { runMain } from '../runtime/main.js';
 import { attachedDatabaseUrl } from '../runtime/stack.js';
-import { createMcpServer } from '../search/mcp.js';
+import { createMcpServer } from '../docindex/search/mcp.js';
 
 const stdoutWrite = process.stdout.write.bind(process.stdout);
 const protocolOut = new Writable({

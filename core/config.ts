@@ -69,7 +69,7 @@ export interface Config {
   searchVectorCacheBytes: number;
   /** Semantic search: threads that scan vectors (SEARCH_THREADS; 0 = on the event loop). */
   searchThreads: number;
-  /** Keyword search: the most matches a query reads, shared between its terms (SEARCH_RANK_CANDIDATES); see search/keyword.ts. */
+  /** Keyword search: the most matches a query reads, shared between its terms (SEARCH_RANK_CANDIDATES); see docindex/search/keyword.ts. */
   searchRankCandidates: number;
   /** Which internal addresses user-supplied URLs may still reach (outbound/guard.ts). */
   outbound: OutboundConfig;

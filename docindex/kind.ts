@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../db/entities/job.js';
-import { Library, LibraryVersion } from '../db/entities/library.js';
+import { Library, LibraryVersion } from './entities/library.js';
 import type { JobKind } from '../jobs/kinds.js';
 
 export interface IndexJobDetail {

@@ -3,24 +3,24 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from '../activities/deps.js';
-import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion } from '../core/docs/config.js';
-import { parseFile, type ParsedSnippet } from '../core/docs/parse.js';
-import { contentExclusion, selectFiles } from '../core/docs/select.js';
+import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion } from './parse/config.js';
+import { parseFile, type ParsedSnippet } from './parse/parse.js';
+import { contentExclusion, selectFiles } from './parse/select.js';
 import { PermanentError } from '../core/errors.js';
-import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from '../embeddings/profiles.js';
-import { ModelUnavailableError } from '../embeddings/provider.js';
+import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from './embeddings/profiles.js';
+import { ModelUnavailableError } from './embeddings/provider.js';
 import { Job } from '../db/entities/job.js';
 import { jobStopped, owns } from '../jobs/ownership.js';
 import { removeWorkFolder } from '../jobs/work-folders.js';
-import { Library, LibraryVersion } from '../db/entities/library.js';
-import { LibraryDocument, Snippet } from '../db/entities/snippet.js';
+import { Library, LibraryVersion } from './entities/library.js';
+import { LibraryDocument, Snippet } from './entities/snippet.js';
 import { remoteAccess } from './service.js';
 import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shallowClone } from './git.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { versionIdOf } from './ids.js';
 import { LocalFolders } from './local-folders.js';
 import { indexDetail } from './kind.js';
-import { refreshTermStatistics } from '../search/keyword.js';
+import { refreshTermStatistics } from './search/keyword.js';
 
 export interface IndexInput {
   jobId: string;
@@ -405,7 +405,7 @@ export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, craw
       }
     }
     await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
-    // Keyword search's term frequencies change with the snippets, in the same transaction (search/keyword.ts); a
+    // Keyword search's term frequencies change with the snippets, in the same transaction (docindex/search/keyword.ts); a
     // run that changed no file leaves them as they are (a retry after this commit finds nothing staged).
     if (written || removed) await refreshTermStatistics(tx, scope);
 

@@ -7,7 +7,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js
 import type { Logger } from '../core/log.js';
 import { secretBox } from '../core/secrets.js';
 import { Job } from '../db/entities/job.js';
-import { gitHostTokenContext, Library, type LibrarySource, type LibraryState, LibraryVersion } from '../db/entities/library.js';
+import { gitHostTokenContext, Library, type LibrarySource, type LibraryState, LibraryVersion } from './entities/library.js';
 import type { Orm } from '../db/orm.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { launchJob } from '../jobs/launch.js';

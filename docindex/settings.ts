@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Setting } from '../db/entities/snippet.js';
+import { Setting } from './entities/snippet.js';
 
 export const CONCURRENCY_KEY = 'indexing.concurrency';
 export const DEFAULT_CONCURRENCY = 2;

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Job } from '../db/entities/job.js';
-import { RecipeItem } from '../db/entities/recipe.js';
+import { RecipeItem } from './entities.js';
 import type { JobKind } from '../jobs/kinds.js';
 import { type PhaseEntry, type QueueStatus, RECIPE_KIND, RECIPE_STATUSES, type RecipeResults } from './contract.js';
 import { failRunning } from './phases.js';

@@ -7,7 +7,7 @@ import type { Config } from '../core/config.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { Job } from '../db/entities/job.js';
-import { RecipeItem } from '../db/entities/recipe.js';
+import { RecipeItem } from './entities.js';
 import type { EventHub } from '../jobs/hub.js';
 import { launchJob, relaunchJob } from '../jobs/launch.js';
 import type { JobStore } from '../jobs/store.js';

@@ -3,7 +3,7 @@
  * the workflow bundle includes it.
  */
 import type { AsrBackendKind } from '../core/config.js';
-import type { AudioMode } from '../core/transcripts/audio.js';
+import type { AudioMode } from './transcripts/audio.js';
 
 export const TRANSCRIPTION_WORKFLOW = 'transcriptionWorkflow';
 /** The signal that carries a webhook call to its job's workflow. */

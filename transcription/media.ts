@@ -12,7 +12,7 @@ import {
   type AudioMode,
   chooseMode,
   parseAnalysis,
-} from '../core/transcripts/audio.js';
+} from './transcripts/audio.js';
 import type { Tool } from '../runtime/tools.js';
 
 /**
@@ -276,7 +276,7 @@ export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: 
 /** ffmpeg prints `out_time_ms=...` (how far it got) to stdout twice a second: the heartbeats' details. */
 const FFMPEG_PROGRESS = ['-progress', 'pipe:1'];
 
-/** Measures loudness and noise floor (see core/transcripts/audio.ts). */
+/** Measures loudness and noise floor (see transcription/transcripts/audio.ts). */
 export async function analyzeAudio(ffmpeg: Tool, input: string, ctx: RunContext): Promise<AudioMeasurement> {
   const { stderr } = await runTool(
     ffmpeg,
@@ -296,7 +296,7 @@ export interface PreparedAudio {
 
 /**
  * Turns any media into what the backend transcribes: 16 kHz mono 16-bit WAV, through the chosen mode's filters.
- * `auto` first measures the input, then picks a mode (core/transcripts/audio.ts).
+ * `auto` first measures the input, then picks a mode (transcription/transcripts/audio.ts).
  */
 export async function prepareAudio(ffmpeg: Tool, input: string, output: string, mode: AudioMode, ctx: RunContext): Promise<PreparedAudio> {
   let applied: AppliedAudioMode;

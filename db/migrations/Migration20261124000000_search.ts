@@ -4,7 +4,7 @@ import { Migration } from '@mikro-orm/migrations';
  * Keyword search: a generated `tsvector` on snippets with a GIN index. Titles weigh A, breadcrumbs B, content C,
  * and a copy of the content with code identifiers split (`useEffect` -> `use Effect`, `snake_case`, `Foo.bar`) D,
  * so both the identifier and its parts match. The `simple` configuration keeps identifiers as they are (no
- * stemming, no stop words). See search/keyword.ts.
+ * stemming, no stop words). See docindex/search/keyword.ts.
  */
 export class Migration20261124000000_search extends Migration {
   override async up(): Promise<void> {

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Keyword search ranks snippets whose title or breadcrumb match every term first (search/keyword.ts). An expression
+ * Keyword search ranks snippets whose title or breadcrumb match every term first (docindex/search/keyword.ts). An expression
  * GIN index over just those two fields finds them without visiting the (far more numerous) content matches, which
  * keeps common-word queries fast at 100k snippets. The function repeats the A and B parts of
  * `snippet_search_vector`, so a heading match there is a heading match here.

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Keyword search with stems and term rarity (search/keyword.ts). `snippet.search_vector` now holds, per field, the
+ * Keyword search with stems and term rarity (docindex/search/keyword.ts). `snippet.search_vector` now holds, per field, the
  * identifier-preserving `simple` lexemes (as before) and the `english` stems beside them (`scaling` also as `scale`,
  * `connections` as `connect`), so a query matches exact identifiers and inflected prose alike. List numbering
  * (`5. Deploy`, `1) Install`) is left out of titles, breadcrumbs and content, so a bare number in a query does not

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Per-scope document frequencies of the keyword index's common lexemes (search/keyword.ts, `search_term`), filled
+ * Per-scope document frequencies of the keyword index's common lexemes (docindex/search/keyword.ts, `search_term`), filled
  * here for every scope already indexed; indexing runs keep them current from now on.
  */
 export class Migration20261129000000_search_terms extends Migration {

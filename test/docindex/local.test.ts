@@ -124,7 +124,7 @@ describe('a local library', () => {
     expect(after.length).toBeGreaterThan(before.length);
     const readmeIdsAfter = await readmeSnippetIds();
     expect(readmeIdsAfter).toEqual(readmeIds);
-    // The run stored, with its snippets, how many hold the word (keyword search's df; search/keyword.ts).
+    // The run stored, with its snippets, how many hold the word (keyword search's df; docindex/search/keyword.ts).
     const gadgets = after.filter((s) => /gadget/i.test(`${s.title} ${s.breadcrumb} ${s.content}`)).length;
     expect(gadgets).toBeGreaterThanOrEqual(24);
     expect(await termRow('gadget')).toEqual([{ snippets: gadgets }]);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { createJobActivities } from '../../activities/jobs.js';
-import { createRecipeActivities } from '../../activities/recipes.js';
+import { createRecipeActivities } from '../../recipes/activities.js';
 import { createLogger } from '../../core/log.js';
 import { Job } from '../../db/entities/job.js';
 import { readEvents } from '../../jobs/events.js';

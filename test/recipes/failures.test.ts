@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRecipeActivities } from '../../activities/recipes.js';
+import { createRecipeActivities } from '../../recipes/activities.js';
 import { createLogger } from '../../core/log.js';
 import { Job } from '../../db/entities/job.js';
 import { resetModelCapabilities } from '../../recipes/llm.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Library } from '../../db/entities/library.js';
+import { Library } from '../../docindex/entities/library.js';
 import { json, type Json } from '../support/http.js';
 import { rawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
-import { Library } from '../../db/entities/library.js';
+import { Library } from '../../docindex/entities/library.js';
 import { LocalFolders } from '../../docindex/local-folders.js';
 import { api, enc, expectError, snippetsOf, waitForJob } from '../docindex/helpers.js';
 import { startTestStack, type TestStack } from '../support/stack.js';

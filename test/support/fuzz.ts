@@ -1,11 +1,11 @@
-import { prng } from '../docs/helpers.js';
+import { prng } from '../docindex/parse/helpers.js';
 
 /**
  * Seeded generators of malformed requests for the fuzz test (test/security/fuzz.test.ts). Everything is drawn from
  * one `Rng`, in order, so a seed replays the same requests.
  */
 
-/** A seeded source of choices (test/docs/helpers.ts's mulberry32): the same sequence for a seed on every machine. */
+/** A seeded source of choices (test/docindex/parse/helpers.ts's mulberry32): the same sequence for a seed on every machine. */
 export class Rng {
   readonly next: () => number;
   constructor(seed: number) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { dedupeSegments, seamOverlap } from '../../core/transcripts/dedupe.js';
-import { parseVtt } from '../../core/transcripts/vtt.js';
-import { wordCount } from '../../core/transcripts/segments.js';
+import { dedupeSegments, seamOverlap } from '../../transcription/transcripts/dedupe.js';
+import { parseVtt } from '../../transcription/transcripts/vtt.js';
+import { wordCount } from '../../transcription/transcripts/segments.js';
 
 const seg = (start: number, end: number, text: string) => ({ start, end, text });
 const texts = (input: unknown) => dedupeSegments(input).map((s) => s.text);

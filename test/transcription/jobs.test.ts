@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TranscriptionWebhook } from '../../db/entities/transcription.js';
+import { TranscriptionWebhook } from '../../transcription/entities.js';
 import { readEvents } from '../../jobs/events.js';
 import { json, type Json } from '../support/http.js';
 import { BrowserSubscriber, verifyVapid } from '../support/push-service.js';

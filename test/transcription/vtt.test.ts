@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isBlankCaptions, parseTimestamp, parseVtt } from '../../core/transcripts/vtt.js';
+import { isBlankCaptions, parseTimestamp, parseVtt } from '../../transcription/transcripts/vtt.js';
 
 describe('parseTimestamp', () => {
   it('reads hours, minutes, seconds and milliseconds, with or without hours', () => {

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TranscriptionWebhook } from '../../db/entities/transcription.js';
+import { TranscriptionWebhook } from '../../transcription/entities.js';
 import { json } from '../support/http.js';
 import { getJob, smallWav, startTranscriptionHarness, type TranscriptionHarness, uploadJob, waitForJob } from '../support/transcription.js';
 import { killWorker, startWorkerProcess } from '../support/worker-process.js';

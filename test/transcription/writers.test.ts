@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chooseMode, parseAnalysis } from '../../core/transcripts/audio.js';
-import { escapeMarkdown, fileStem, paragraphs, renderTranscript, shortTime, srtTime, toSrt, toTxt } from '../../core/transcripts/writers.js';
+import { chooseMode, parseAnalysis } from '../../transcription/transcripts/audio.js';
+import { escapeMarkdown, fileStem, paragraphs, renderTranscript, shortTime, srtTime, toSrt, toTxt } from '../../transcription/transcripts/writers.js';
 
 const segments = [
   { start: 0, end: 1.5, text: 'Hello and welcome.' },

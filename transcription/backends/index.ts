@@ -1,6 +1,6 @@
 import type { AsrBackendKind, TranscriptionConfig } from '../../core/config.js';
 import { PermanentError } from '../../core/errors.js';
-import type { Segment } from '../../core/transcripts/segments.js';
+import type { Segment } from '../transcripts/segments.js';
 import type { SyncBackendKind } from '../contract.js';
 import { openaiBackend } from './openai.js';
 import { whisperAsrBackend } from './whisper-asr.js';

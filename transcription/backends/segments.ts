@@ -1,4 +1,4 @@
-import { normalizeSegment, round3, type Segment, seconds } from '../../core/transcripts/segments.js';
+import { normalizeSegment, round3, type Segment, seconds } from '../transcripts/segments.js';
 
 /**
  * Reading a synchronous backend's transcript, and stitching the transcripts of an audio file's chunks. Pure.

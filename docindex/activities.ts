@@ -1,0 +1,41 @@
+import { Context } from '@temporalio/activity';
+import {
+  crawlAndParse,
+  type CrawlResult,
+  embedSnippets,
+  type IndexStep,
+  replaceSnippets,
+  type StepContext,
+  updateStatistics,
+} from './pipeline.js';
+import type { ActivityDeps } from '../activities/deps.js';
+import { withProgress } from '../activities/heartbeat.js';
+
+/**
+ * The embedding stage's liveness: a heartbeat every third of the timeout while this worker is alive, so a slow
+ * provider (which has its own request timeouts and retries) is not mistaken for a dead worker, and a killed one is
+ * noticed within the timeout.
+ */
+async function alive<T>(input: IndexStep, step: (ctx: StepContext) => Promise<T>): Promise<T> {
+  const c = Context.current();
+  let last: unknown;
+  const timer = setInterval(() => c.heartbeat(last), Math.max(200, input.heartbeatTimeoutMs / 3));
+  try {
+    return await step({ heartbeat: (d) => c.heartbeat((last = d)), signal: c.cancellationSignal });
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** The indexing stages as activities; the logic lives in docindex/pipeline.ts. */
+export function createIndexingActivities(deps: ActivityDeps) {
+  return {
+    // Heartbeats carry the crawl's progress (git's, then files parsed); one that stops moving is retried elsewhere.
+    crawlAndParse: (input: IndexStep) =>
+      withProgress((p) => crawlAndParse(deps, input, { heartbeat: (d) => p.moved(d), signal: p.signal, attempt: p.attempt, resumeFrom: p.resumeFrom })),
+    replaceSnippets: (input: IndexStep, crawl: CrawlResult) => replaceSnippets(deps, input, crawl),
+    embedSnippets: (input: IndexStep) => alive(input, (ctx) => embedSnippets(deps, input, ctx)),
+    updateStatistics: (input: IndexStep, crawl: CrawlResult) => updateStatistics(deps, input, crawl),
+  };
+}
+export type IndexingActivities = ReturnType<typeof createIndexingActivities>;

@@ -1,0 +1,199 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../../core/config.js';
+import { NotFoundError, UnavailableError, ValidationError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import { type Library, LibraryRules, LibraryVersion } from '../../db/entities/index.js';
+import type { Orm } from '../../db/orm.js';
+import { findLibrary } from '../service.js';
+import { parseLibraryRef } from '../ids.js';
+import { budgetWithSections } from './neighbourhood.js';
+import { loadSnippets, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
+
+/**
+ * Context retrieval (README, "Search and context"): GET /api/v1/context, the Context7 v2 endpoint and the MCP
+ * `query-docs` tool all call `retrieveContext`.
+ */
+
+export interface RetrievalDeps {
+  config: Config;
+  orm: Orm;
+  log: Logger;
+}
+
+export const DEFAULT_TOKENS = 10_000;
+/**
+ * Longer queries are cut here (at a word boundary when there is one): a question to documentation fits, and every
+ * step after (parsing, one SQL term per word, embedding) stays bounded whatever a client sends.
+ */
+export const MAX_QUERY_CHARS = 1000;
+/** Results fetched from search before the token budget. */
+export const FETCH_LIMIT = 50;
+
+export interface ContextParams {
+  libraryId: string;
+  query: string;
+  type: 'json' | 'txt';
+  tokens: number;
+  /** A `tokens` parameter was given (even an invalid one): the budget applies. */
+  tokensGiven: boolean;
+  searchMode: SearchMode;
+  alpha: number;
+}
+
+const str = (v: unknown): string | undefined => (Array.isArray(v) ? str(v[0]) : typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
+
+/** A query cut to MAX_QUERY_CHARS, at a word boundary when there is one in its second half. */
+function bounded(query: string): string {
+  if (query.length <= MAX_QUERY_CHARS) return query;
+  const cut = query.slice(0, MAX_QUERY_CHARS);
+  const space = cut.search(/\s\S*$/);
+  return space > MAX_QUERY_CHARS / 2 ? cut.slice(0, space) : cut;
+}
+
+/** The defaults and coercions (README, "Search and context"); nothing here rejects (blank libraryId and query are checked by retrieveContext). */
+export function contextParams(raw: Record<string, unknown>, defaults: { type?: 'json' | 'txt' } = {}): ContextParams {
+  const type = str(raw.type)?.trim().toLowerCase();
+  const tokensRaw = str(raw.tokens);
+  const tokensNum = tokensRaw?.trim() ? Number(tokensRaw) : NaN;
+  const mode = str(raw.searchMode)?.trim().toLowerCase();
+  const alphaRaw = str(raw.alpha);
+  const alphaNum = alphaRaw?.trim() ? Number(alphaRaw) : NaN;
+  return {
+    libraryId: str(raw.libraryId) ?? '',
+    query: bounded(str(raw.query) ?? ''),
+    type: type === 'txt' ? 'txt' : type === 'json' ? 'json' : (defaults.type ?? 'json'),
+    tokens: Number.isFinite(tokensNum) && tokensNum >= 1 ? Math.floor(tokensNum) : DEFAULT_TOKENS,
+    tokensGiven: tokensRaw !== undefined,
+    searchMode: (SEARCH_MODES as readonly string[]).includes(mode ?? '') ? (mode as SearchMode) : 'auto',
+    alpha: Number.isFinite(alphaNum) ? Math.min(1, Math.max(0, alphaNum)) : 0.5,
+  };
+}
+
+export interface ContextSnippet extends SnippetRow {
+  score: number;
+}
+
+export interface ContextResult {
+  snippets: ContextSnippet[];
+  resultCount: number;
+  rules: string[];
+  searchMode: UsedSearchMode;
+  repository: { id: string; title: string; source: string; sourceUrl: string; branch: string | null };
+  localSource: boolean;
+  version: { requested: string; resolved: string; id: string } | null;
+  /** Version id -> tag, for the versions of the returned snippets. */
+  versionTags: Record<string, string>;
+  /** For the Context7 shapes. */
+  library: Library;
+}
+
+/** Exact tag first, then a commit-hash prefix of 7+ characters; else 404 VERSION_NOT_FOUND. */
+export async function resolveVersion(em: EntityManager, libraryId: string, requested: string): Promise<LibraryVersion> {
+  const exact = await em.findOne(LibraryVersion, { repositoryId: libraryId, tag: requested });
+  if (exact) return exact;
+  if (/^[0-9a-f]{7,64}$/i.test(requested)) {
+    const byCommit = await em.find(
+      LibraryVersion,
+      { repositoryId: libraryId, commitHash: { $like: `${requested.toLowerCase()}%` } },
+      { orderBy: { createdAt: 'asc', id: 'asc' }, limit: 1 },
+    );
+    if (byCommit[0]) return byCommit[0];
+  }
+  throw new NotFoundError(`Version ${requested} of ${libraryId} not found (neither a tag nor a commit-hash prefix of 7+ characters)`, 'VERSION_NOT_FOUND');
+}
+
+/**
+ * Budget: when it applies, snippets are kept in rank order while their tokens fit; the first snippet is always
+ * kept, even alone over the budget, so a match is never hidden. Without it every fetched snippet is returned.
+ */
+export function applyBudget<T extends { tokenCount: number }>(snippets: T[], budget: number | undefined): T[] {
+  if (budget === undefined) return snippets;
+  const out: T[] = [];
+  let used = 0;
+  for (const s of snippets) {
+    if (out.length && used + s.tokenCount > budget) break;
+    out.push(s);
+    used += s.tokenCount;
+  }
+  return out;
+}
+
+export async function retrieveContext(deps: RetrievalDeps, p: ContextParams): Promise<ContextResult> {
+  if (!p.libraryId.trim()) throw new ValidationError('libraryId is required', 'MISSING_PARAMETER');
+  if (!p.query.trim()) throw new ValidationError('query is required', 'MISSING_PARAMETER');
+  const ref = parseLibraryRef(p.libraryId);
+  if (!ref) throw new ValidationError(`libraryId "${p.libraryId}" is not /owner/repo or /owner/repo/version`, 'MISSING_PARAMETER');
+  const em = deps.orm.em.fork();
+  const lib = await findLibrary(em, ref.libraryId);
+  if (lib.state === 'pending' || lib.state === 'indexing') {
+    throw new UnavailableError(`${lib.id} is being indexed; try again when its indexing job has finished`, 'INDEXING_IN_PROGRESS');
+  }
+  const version = ref.version === undefined ? null : await resolveVersion(em, lib.id, ref.version);
+  if (version && (version.state === 'pending' || version.state === 'indexing')) {
+    throw new UnavailableError(`${version.id} is being indexed; try again when its indexing job has finished`, 'INDEXING_IN_PROGRESS');
+  }
+  const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
+  const stamp = String((version ? version.indexedAt : lib.lastIndexedAt)?.getTime() ?? 0);
+  const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp });
+  const fetched = await loadSnippets(em, found.ranked);
+  // Read as text (the MCP tool, Context7's txt), results carry their neighbourhood within the budget.
+  const snippets = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
+  const rulesRow = await em.findOne(LibraryRules, { repositoryId: lib.id, versionId: version?.id ?? null });
+  const versionTags: Record<string, string> = {};
+  if (version) versionTags[version.id] = version.tag;
+  return {
+    snippets,
+    resultCount: snippets.length,
+    rules: rulesRow?.rules ?? [],
+    searchMode: found.mode,
+    repository: { id: lib.id, title: lib.title, source: lib.source, sourceUrl: lib.sourceUrl, branch: lib.branch ?? null },
+    localSource: lib.source === 'local',
+    version: version ? { requested: ref.version!, resolved: version.tag, id: version.id } : null,
+    versionTags,
+    library: lib,
+  };
+}
+
+/** GET /api/v1/context's JSON body (camelCase only). */
+export function contextJson(r: ContextResult) {
+  return {
+    snippets: r.snippets.map((s) => ({
+      id: s.id,
+      type: s.type,
+      title: s.title,
+      content: s.content,
+      language: s.language,
+      breadcrumb: s.breadcrumb,
+      filePath: s.filePath,
+      tokenCount: s.tokenCount,
+      versionId: s.versionId,
+      score: s.score,
+    })),
+    resultCount: r.resultCount,
+    rules: r.rules,
+    searchMode: r.searchMode,
+    repository: r.repository,
+    localSource: r.localSource,
+    version: r.version,
+    versionTags: r.versionTags,
+  };
+}
+
+/** GET /api/v1/context's text: rules first, then `## Context Results`, then the repository and the count. */
+export function contextText(r: ContextResult): string {
+  const parts: string[] = [];
+  if (r.rules.length) parts.push(['## Rules', '', ...r.rules.map((rule) => `- ${rule}`)].join('\n'));
+  const results: string[] = ['## Context Results'];
+  if (!r.snippets.length) results.push('', 'No matching snippets found');
+  for (const [i, s] of r.snippets.entries()) {
+    if (i > 0) results.push('', '-'.repeat(40));
+    results.push('', `### ${s.title ?? s.breadcrumb ?? s.filePath}`, '', `Source: ${s.filePath}${s.breadcrumb ? ` (${s.breadcrumb})` : ''}`, '');
+    results.push(s.type === 'code' ? ['```' + (s.language ?? ''), s.content, '```'].join('\n') : s.content);
+  }
+  parts.push(results.join('\n'));
+  const footer = [`Repository: ${r.repository.title} (${r.repository.id})`];
+  if (r.version) footer.push(`Version: ${r.version.resolved} (${r.version.id})`);
+  footer.push(`Result count: ${r.resultCount}`);
+  parts.push(footer.join('\n'));
+  return parts.join('\n\n') + '\n';
+}

@@ -1,0 +1,174 @@
+import { AppError } from '../../core/errors.js';
+import { Library, LibraryVersion } from '../../db/entities/index.js';
+import type { HttpError } from '../../api/errors.js';
+import type { ContextResult, RetrievalDeps } from './context.js';
+
+/**
+ * Context7-compatible shapes (README, "Search and context"): library search, the v2 context body and text,
+ * and `{error, message}` errors with Context7's codes.
+ */
+
+/** A Context7 error: its status and code as Context7 answers them (202 library_not_finalized is one). */
+export class Context7Error extends AppError {
+  constructor(
+    readonly status: number,
+    code: string,
+    message: string,
+  ) {
+    super(message, code);
+  }
+}
+
+const CODE_MAP: Record<string, { status: number; code: string }> = {
+  MISSING_PARAMETER: { status: 400, code: 'validation_error' },
+  VALIDATION_ERROR: { status: 400, code: 'validation_error' },
+  INVALID_LIBRARY_ID: { status: 400, code: 'invalid_library_id' },
+  UNAUTHORIZED: { status: 401, code: 'invalid_api_key' },
+  LIBRARY_NOT_FOUND: { status: 404, code: 'library_not_found' },
+  VERSION_NOT_FOUND: { status: 404, code: 'tag_not_found' },
+  ROUTE_NOT_FOUND: { status: 404, code: 'not_found' },
+  INDEXING_IN_PROGRESS: { status: 202, code: 'library_not_finalized' },
+};
+
+/** Our errors in Context7's terms (thrown again by the v2 handlers, so the status is Context7's too). */
+export function toContext7Error(err: unknown): unknown {
+  if (err instanceof Context7Error || !(err instanceof AppError)) return err;
+  const m = CODE_MAP[err.code];
+  return m ? new Context7Error(m.status, m.code, err.message) : err;
+}
+
+/** The error body of /api/v2: `{error: <Context7 code>, message}`. */
+export function context7ErrorBody(e: HttpError): unknown {
+  const code = /^[a-z_]+$/.test(e.code) ? e.code : (CODE_MAP[e.code]?.code ?? (e.status >= 500 ? 'search_failed' : e.code.toLowerCase()));
+  return { error: code, message: e.message };
+}
+
+const STATE_MAP: Record<string, string> = { indexed: 'finalized', pending: 'initial', indexing: 'processing', error: 'error' };
+
+/** How well a library matches the name and query: name (repo) over title over description; 0 is no match. */
+export function libraryScore(lib: { id: string; title: string; description: string | null | undefined }, name: string, query: string): number {
+  const n = name.trim().toLowerCase().replace(/^\//, '');
+  const repo = lib.id.split('/').pop()!.toLowerCase();
+  const id = lib.id.toLowerCase().replace(/^\//, '');
+  const title = lib.title.toLowerCase();
+  const description = (lib.description ?? '').toLowerCase();
+  let score = 0;
+  if (n) {
+    if (repo === n || id === n || title === n) score += 100;
+    else if (repo.startsWith(n) || title.startsWith(n)) score += 60;
+    else if (id.includes(n) || title.includes(n)) score += 40;
+    else if (description.includes(n)) score += 15;
+    const words = n.split(/[^a-z0-9]+/).filter((w) => w.length > 1);
+    for (const w of words) if (repo.includes(w) || title.includes(w)) score += 5;
+  }
+  const q = query.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 2);
+  if (score > 0) for (const w of q) if (description.includes(w) || title.includes(w)) score += 1;
+  return score;
+}
+
+/** Context7's library search: libraries whose name, title or description match, best first. */
+export async function searchLibraries(deps: RetrievalDeps, name: string, question: string) {
+  // The REST schemas refuse more; MCP clients get the start of what they sent.
+  const libraryName = name.slice(0, 500);
+  const query = question.slice(0, 500);
+  const em = deps.orm.em.fork();
+  const libs = await em.find(Library, {}, { orderBy: { id: 'asc' } });
+  const term = libraryName.trim() || query.trim();
+  const scored = libs
+    .map((lib) => ({ lib, score: libraryScore(lib, term, libraryName.trim() ? query : '') }))
+    .filter((x) => x.score > 0)
+    .sort((a, b) => b.score - a.score || Number(b.lib.trustScore) - Number(a.lib.trustScore) || b.lib.totalSnippets - a.lib.totalSnippets || (a.lib.id < b.lib.id ? -1 : 1))
+    .slice(0, 20);
+  const ids = scored.map((x) => x.lib.id);
+  const versions = ids.length ? await em.find(LibraryVersion, { repositoryId: { $in: ids } }, { orderBy: { createdAt: 'asc' } }) : [];
+  const tokens: { repository_id: string; n: string }[] = ids.length
+    ? await em.execute(`select repository_id, sum(token_count) as n from snippet where repository_id = any(array(select json_array_elements_text(?::json))) and version_id is null group by repository_id`, [JSON.stringify(ids)])
+    : [];
+  return {
+    results: scored.map(({ lib }) => ({
+      id: lib.id,
+      title: lib.title,
+      description: lib.description ?? '',
+      branch: lib.branch ?? 'main',
+      lastUpdateDate: (lib.lastIndexedAt ?? lib.updatedAt).toISOString(),
+      state: STATE_MAP[lib.state] ?? lib.state,
+      totalTokens: Number(tokens.find((t) => t.repository_id === lib.id)?.n ?? 0),
+      totalSnippets: lib.totalSnippets,
+      stars: -1,
+      trustScore: Number(lib.trustScore),
+      benchmarkScore: 0,
+      versions: versions.filter((v) => v.repositoryId === lib.id).map((v) => v.tag),
+    })),
+    searchFilterApplied: term.length > 0,
+  };
+}
+
+export type LibrarySearchResult = Awaited<ReturnType<typeof searchLibraries>>['results'][number];
+
+/** `/owner/repo@v` and `/owner/repo/v` (Context7's pattern); anything else is 400 invalid_library_id. */
+export function context7LibraryId(raw: string): string {
+  const m = /^\/([^/@\s]+)\/([^/@\s]+)(?:[/@]([^/\s]+))?$/.exec(raw.trim());
+  if (!m) throw new Context7Error(400, 'invalid_library_id', `libraryId "${raw}" must look like /owner/repo, /owner/repo/version or /owner/repo@version`);
+  return `/${m[1]}/${m[2]}${m[3] ? `/${m[3]}` : ''}`;
+}
+
+function sourceUrl(r: ContextResult, filePath: string): string {
+  const base = r.repository.sourceUrl.replace(/\.git$/, '').replace(/\/$/, '');
+  if (r.localSource) return `${base}/${filePath}`;
+  const ref = r.version?.resolved ?? r.repository.branch ?? 'main';
+  return /github\.com|gitlab\.com/.test(base) ? `${base}/blob/${ref}/${filePath}` : `${base}/${filePath}`;
+}
+
+/** The v2 JSON body: codeSnippets and infoSnippets, then rules. */
+export function context7Json(r: ContextResult) {
+  return {
+    codeSnippets: r.snippets
+      .filter((s) => s.type === 'code')
+      .map((s) => ({
+        codeTitle: s.title ?? s.breadcrumb ?? s.filePath,
+        codeDescription: s.breadcrumb ?? '',
+        codeLanguage: s.language ?? '',
+        codeTokens: s.tokenCount,
+        codeId: `${sourceUrl(r, s.filePath)}#_snippet_${s.ordinal}`,
+        pageTitle: s.breadcrumb?.split(' > ')[0] ?? s.filePath,
+        codeList: [{ language: s.language ?? '', code: s.content }],
+      })),
+    infoSnippets: r.snippets
+      .filter((s) => s.type === 'info')
+      .map((s) => ({ pageId: sourceUrl(r, s.filePath), breadcrumb: s.breadcrumb ?? s.title ?? '', content: s.content, contentTokens: s.tokenCount })),
+    rules: { global: [] as string[], libraryOwn: r.rules, libraryTeam: [] as string[] },
+  };
+}
+
+const SEPARATOR = '\n\n' + '-'.repeat(32) + '\n\n';
+
+/** Context7's txt layout: code blocks, then info blocks, each separated by a line of 32 dashes. */
+export function context7Text(r: ContextResult): string {
+  const j = context7Json(r);
+  const code = j.codeSnippets.map((c) =>
+    [`### ${c.codeTitle}`, '', `Source: ${c.codeId}`, '', c.codeDescription, '', '```' + c.codeLanguage, c.codeList[0]!.code, '```'].join('\n'),
+  );
+  const info = j.infoSnippets.map((i) => [`### ${i.breadcrumb}`, '', `Source: ${i.pageId}`, '', i.content].join('\n'));
+  const sections = [code.join(SEPARATOR), info.join(SEPARATOR)].filter(Boolean);
+  const rules = r.rules.length ? ['### Rules', '', ...r.rules.map((x) => `- ${x}`)].join('\n') + '\n\n' : '';
+  return rules + sections.join(SEPARATOR) + '\n';
+}
+
+const reputation = (trust: number) => (trust >= 7 ? 'High' : trust >= 4 ? 'Medium' : trust > 0 ? 'Low' : 'Unknown');
+
+/** The MCP `resolve-library-id` answer, in Context7's layout. */
+export function resolveLibraryText(results: LibrarySearchResult[]): string {
+  if (!results.length) return 'No libraries found matching the provided name.';
+  const blocks = results.map((r) =>
+    [
+      `- Title: ${r.title}`,
+      `- Context7-compatible library ID: ${r.id}`,
+      `- Description: ${r.description}`,
+      `- Code Snippets: ${r.totalSnippets}`,
+      `- Source Reputation: ${reputation(r.trustScore)}`,
+      ...(r.benchmarkScore > 0 ? [`- Benchmark Score: ${r.benchmarkScore}`] : []),
+      ...(r.versions.length ? [`- Versions: ${r.versions.join(', ')}`] : []),
+    ].join('\n'),
+  );
+  return `Available Libraries:\n\n${blocks.join('\n' + '-'.repeat(10) + '\n')}`;
+}

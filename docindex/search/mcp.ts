@@ -1,0 +1,86 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { AppError } from '../../core/errors.js';
+import { logUnexpected } from '../../core/log.js';
+import { contextParams, retrieveContext, type RetrievalDeps } from './context.js';
+import { context7LibraryId, context7Text, resolveLibraryText, searchLibraries } from './context7.js';
+
+/**
+ * The MCP server: Context7's two tools, calling the retrieval code directly. `query-docs` answers Context7's txt
+ * layout and also takes `searchMode`, `alpha` and `tokens`; it accepts the aliases clients send (`userQuery`,
+ * `question` for `query`; `context7CompatibleLibraryID`, `libraryID` for `libraryId`). Served over streamable HTTP
+ * at /mcp on the API (docindex/routes/context.ts) and over stdio (`npm run mcp`, bin/mcp.ts).
+ */
+export function createMcpServer(deps: RetrievalDeps): McpServer {
+  const server = new McpServer({ name: 'gristmill', version: '0.1.0' });
+  const text = (t: string, isError = false) => ({ content: [{ type: 'text' as const, text: t }], ...(isError && { isError: true }) });
+  type Answer = ReturnType<typeof text>;
+  // A tool's failure is its answer: ours say what to fix; anything else (the SDK would send its raw message, SQL and
+  // all) is logged under an id and answered with that id only.
+  const answering =
+    <A>(tool: (args: A) => Promise<Answer>) =>
+    async (args: A): Promise<Answer> => {
+      try {
+        return await tool(args);
+      } catch (err) {
+        if (err instanceof AppError) return text(`${err.code}: ${err.message}`, true);
+        return text(`Internal error (logged as ${logUnexpected(deps.log, 'MCP tool failed', err)})`, true);
+      }
+    };
+
+  server.registerTool(
+    'resolve-library-id',
+    {
+      title: 'Resolve library id',
+      description:
+        'Finds the Gristmill (Context7-compatible) library id for a package or product name. Call it before query-docs unless the user gave an id of the form /owner/repo.',
+      inputSchema: {
+        libraryName: z.string().optional().describe('Library name to search for, e.g. "next.js"'),
+        query: z.string().optional().describe('What the user wants to do with it; helps rank the libraries'),
+      },
+    },
+    answering(async (args) => {
+      const name = args.libraryName ?? '';
+      if (!name.trim() && !args.query?.trim()) return text('libraryName is required', true);
+      const { results } = await searchLibraries(deps, name, args.query ?? '');
+      return text(resolveLibraryText(results));
+    }),
+  );
+
+  server.registerTool(
+    'query-docs',
+    {
+      title: 'Query documentation',
+      description:
+        'Answers a question from the indexed documentation of one library (optionally one version: /owner/repo/v1.2.0). searchMode: auto, keyword, semantic or hybrid; alpha weighs semantic against keyword (0 to 1); tokens is the budget (default 10000).',
+      inputSchema: {
+        libraryId: z.string().optional().describe('Library id, e.g. /vercel/next.js or /vercel/next.js/v14.2.0'),
+        context7CompatibleLibraryID: z.string().optional().describe('Alias of libraryId'),
+        libraryID: z.string().optional().describe('Alias of libraryId'),
+        query: z.string().optional().describe('The question or task'),
+        userQuery: z.string().optional().describe('Alias of query'),
+        question: z.string().optional().describe('Alias of query'),
+        topic: z.string().optional().describe('Alias of query (older clients)'),
+        tokens: z.union([z.number(), z.string()]).optional().describe('Token budget, default 10000'),
+        searchMode: z.string().optional().describe('auto (default), keyword, semantic or hybrid'),
+        alpha: z.union([z.number(), z.string()]).optional().describe('0 = keyword only, 1 = semantic only; default 0.5'),
+      },
+    },
+    answering(async (args) => {
+      const libraryId = args.libraryId ?? args.context7CompatibleLibraryID ?? args.libraryID ?? '';
+      const query = args.query ?? args.userQuery ?? args.question ?? args.topic ?? '';
+      const p = contextParams({
+        libraryId: libraryId.trim() ? context7LibraryId(libraryId) : '',
+        query,
+        type: 'txt',
+        ...(args.tokens !== undefined && { tokens: String(args.tokens) }),
+        ...(args.searchMode !== undefined && { searchMode: args.searchMode }),
+        ...(args.alpha !== undefined && { alpha: String(args.alpha) }),
+      });
+      const result = await retrieveContext(deps, p);
+      if (!result.resultCount) return text(`No documentation found in ${result.repository.id} for "${p.query}".`);
+      return text(context7Text(result));
+    }),
+  );
+  return server;
+}

@@ -1,0 +1,178 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../../core/config.js';
+import type { Logger } from '../../core/log.js';
+import { TEXT_ARRAY, textArray } from '../../db/sql.js';
+import { activeEmbeddingProvider } from '../embeddings/profiles.js';
+import { keywordSearch, type Ranked, type Scope } from './keyword.js';
+import { ScanPool } from './scan-pool.js';
+import { loadMatrix, type Matrix, MatrixTooLargeError, topK, VectorCache } from './vectors.js';
+
+export const SEARCH_MODES = ['auto', 'keyword', 'semantic', 'hybrid'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+/** What actually ran: `keyword_fallback` when semantic or hybrid was asked for and no vectors could be used. */
+export type UsedSearchMode = 'keyword' | 'semantic' | 'hybrid' | 'keyword_fallback';
+
+/**
+ * The k of reciprocal-rank fusion. Smaller than the usual 60: with 60, a snippet first in one list and absent from
+ * the other scored below one about 30th in both, so either list's clear winner was buried (docs/ranking.md).
+ */
+export const RRF_K = 10;
+/** Added (times the list's weight) for first place in a list, and for second or third: a clear winner stays on top. */
+const TOP_RANK_BONUS = [0.05, 0.02, 0.02];
+/** Candidates taken from each list before fusion. */
+const FUSION_DEPTH = 100;
+
+export interface SearchRequest {
+  scope: Scope;
+  query: string;
+  mode: SearchMode;
+  /** 0 = keyword only, 1 = semantic only. */
+  alpha: number;
+  limit: number;
+  /** Changes whenever the scope is re-indexed (see vectors.ts). */
+  stamp: string;
+}
+
+export interface SearchResult {
+  mode: UsedSearchMode;
+  ranked: Ranked[];
+}
+
+export interface SearchDeps {
+  config: Config;
+  log: Logger;
+}
+
+let cache: VectorCache | undefined;
+let pool: ScanPool | undefined;
+/** The process's vector cache and scan threads (one each per API or MCP process). */
+export function vectorCache(config: Config): VectorCache {
+  cache ??= new VectorCache(config.searchVectorCacheBytes);
+  return cache;
+}
+function scanPool(config: Config): ScanPool | undefined {
+  if (config.searchThreads > 0) pool ??= new ScanPool(config.searchThreads);
+  return pool;
+}
+
+/** Drops the cached vectors and stops the scan threads (at shutdown). */
+export async function closeSearch(): Promise<void> {
+  cache?.clear();
+  await pool?.close();
+  cache = undefined;
+  pool = undefined;
+}
+
+/**
+ * Weighted reciprocal-rank fusion with a top-rank bonus: each list contributes weight * (1 / (k + rank) + bonus(rank))
+ * for d, ranks from 1, weights 1 - alpha (keyword) and alpha (semantic), a list that does not have d contributing 0.
+ * Snippets scoring 0 (only in a list weighted 0) are dropped, so alpha 0 is exactly keyword search and alpha 1
+ * exactly semantic. Ties: snippet id ascending.
+ */
+export function fuse(keyword: Ranked[], semantic: Ranked[], alpha: number, limit: number): Ranked[] {
+  const scores = new Map<string, number>();
+  const add = (list: Ranked[], weight: number) =>
+    list.forEach((r, i) => scores.set(r.id, (scores.get(r.id) ?? 0) + weight * (1 / (RRF_K + i + 1) + (TOP_RANK_BONUS[i] ?? 0))));
+  add(keyword, 1 - alpha);
+  add(semantic, alpha);
+  return [...scores]
+    .filter(([, s]) => s > 0)
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .slice(0, limit)
+    .map(([id, score]) => ({ id, score }));
+}
+
+/**
+ * Runs a search in one scope. `auto` is hybrid when a provider is active, else keyword. Semantic or hybrid with no
+ * active provider, no vectors in the scope, or a provider that fails on the query answers by keyword with mode
+ * `keyword_fallback`.
+ */
+export async function search(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<SearchResult> {
+  const keyword = (limit: number) => keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
+  if (req.mode === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
+  const provider = await activeEmbeddingProvider(em, deps.config);
+  const wanted = req.mode === 'auto' ? (provider ? 'hybrid' : 'keyword') : req.mode;
+  if (wanted === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
+  const fallback = async (): Promise<SearchResult> => ({ mode: 'keyword_fallback', ranked: await keyword(req.limit) });
+  if (!provider) return fallback();
+
+  const semantic = async (depth: number): Promise<Ranked[] | undefined> => {
+    const key = `${req.scope.repositoryId}|${req.scope.versionId ?? ''}|${provider.profileId}|${provider.model}|${req.stamp}`;
+    let matrix: Matrix;
+    try {
+      matrix = await vectorCache(deps.config).get(key, () => loadMatrix(em, req.scope, provider.profileId, scanPool(deps.config)));
+    } catch (err) {
+      if (!(err instanceof MatrixTooLargeError)) throw err;
+      deps.log.warn('answering by keyword', { error: err.message });
+      return undefined;
+    }
+    if (!matrix.ids.length) return undefined;
+    let vector: Float32Array;
+    try {
+      [vector] = (await provider.embed([req.query])) as [Float32Array];
+    } catch (err) {
+      deps.log.warn('embedding the query failed; answering by keyword', { error: (err as Error).message });
+      return undefined;
+    }
+    if (vector.length !== matrix.dims) return undefined;
+    return topK(matrix, vector, depth);
+  };
+
+  if (wanted === 'semantic') {
+    const ranked = await semantic(req.limit);
+    return ranked ? { mode: 'semantic', ranked } : fallback();
+  }
+  // hybrid: skip a side weighted 0.
+  const [kw, sem] = await Promise.all([
+    req.alpha < 1 ? keyword(FUSION_DEPTH) : Promise.resolve([]),
+    req.alpha > 0 ? semantic(FUSION_DEPTH) : Promise.resolve([]),
+  ]);
+  if (!sem) return fallback();
+  return { mode: 'hybrid', ranked: fuse(kw, sem, req.alpha, req.limit) };
+}
+
+export interface SnippetRow {
+  id: string;
+  type: 'code' | 'info';
+  title: string | null;
+  content: string;
+  language: string | null;
+  breadcrumb: string | null;
+  tokenCount: number;
+  versionId: string | null;
+  filePath: string;
+  documentId: string;
+  ordinal: number;
+}
+
+/** The snippets of ranked ids, in rank order (ids deleted meanwhile are skipped). */
+export async function loadSnippets(em: EntityManager, ranked: Ranked[]): Promise<(SnippetRow & { score: number })[]> {
+  if (!ranked.length) return [];
+  const rows: { id: string; type: 'code' | 'info'; title: string | null; content: string; language: string | null; breadcrumb: string | null; token_count: number; version_id: string | null; file_path: string; document_id: string; ordinal: number }[] =
+    await em.execute(
+      `select s.id, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.version_id, s.ordinal, s.document_id, d.file_path
+       from snippet s join library_document d on d.id = s.document_id where s.id = any(${TEXT_ARRAY})`,
+      [textArray(ranked.map((r) => r.id))],
+    );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ranked.flatMap((r) => {
+    const row = byId.get(r.id);
+    if (!row) return [];
+    return [
+      {
+        id: row.id,
+        type: row.type,
+        title: row.title,
+        content: row.content,
+        language: row.language,
+        breadcrumb: row.breadcrumb,
+        tokenCount: row.token_count,
+        versionId: row.version_id,
+        filePath: row.file_path,
+        documentId: row.document_id,
+        ordinal: row.ordinal,
+        score: r.score,
+      },
+    ];
+  });
+}

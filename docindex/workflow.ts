@@ -1,0 +1,39 @@
+import { workflowInfo } from '@temporalio/workflow';
+import type { IndexingActivities } from './activities.js';
+import type { IndexInput } from './pipeline.js';
+import { proxyJobActivities } from '../workflows/activities.js';
+import { runJob } from '../workflows/job-lifecycle.js';
+import { externalCallRetry, JOB_ACTIVITY_RETRY } from '../workflows/retry-policy.js';
+
+const { replaceSnippets, updateStatistics } = proxyJobActivities<IndexingActivities>({
+  startToCloseTimeout: '15 minutes',
+  retry: JOB_ACTIVITY_RETRY,
+});
+
+/**
+ * Indexes a library's default branch (versionId null) or one version. Workflow id `index:<library>[@<tag>]`, so
+ * there is one active job per key. The job waits `queued` for a slot of the `indexing` pool, whose size is the
+ * indexing concurrency setting.
+ */
+export async function indexLibraryWorkflow(input: IndexInput) {
+  // A killed worker's attempt is retried on another worker once its heartbeats stop.
+  const { crawlAndParse, embedSnippets } = proxyJobActivities<IndexingActivities>({
+    startToCloseTimeout: '2 hours',
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: externalCallRetry(3),
+  });
+  // Every step names this run: only the job's owner writes to it (jobs/ownership.ts).
+  const step = { ...input, runId: workflowInfo().runId };
+  return runJob(
+    input.jobId,
+    async () => {
+      // Each stage reports its own progress (stage, percentage, files) as it goes.
+      const crawl = await crawlAndParse(step); // crawling, parsing
+      const written = await replaceSnippets(step, crawl); // writing: one transaction
+      const embedded = await embedSnippets(step); // embedding
+      const stats = await updateStatistics(step, crawl); // statistics
+      return { ...crawl, ...written, ...embedded, ...stats };
+    },
+    { slot: 'indexing' },
+  );
+}
