@@ -1,25 +1,16 @@
-import type { QueueName } from '../core/config.js';
 import type { ActivityDeps } from './deps.js';
 import { createHealthActivities } from './health.js';
-import { createIndexingActivities } from '../docindex/activities.js';
 import { createJobActivities } from './jobs.js';
-import { createPushActivities } from './push.js';
-import { createRecipeActivities } from '../recipes/activities.js';
 import { createSlotActivities } from './slots.js';
-import { createTranscriptionActivities } from '../transcription/activities.js';
 
 /**
- * The activities each task queue's worker registers: the shared ones (health ping, job bookkeeping) everywhere,
- * plus the service's own. Services add theirs here as they land.
+ * The activities every task queue's worker registers, whatever service owns the queue: the health ping, job
+ * bookkeeping and the concurrency slots. Each service adds its own per queue (runtime/service.ts, `queues`).
  */
-export function activitiesFor(queue: QueueName, deps: ActivityDeps): Record<string, (...args: never[]) => unknown> {
+export function sharedActivities(deps: ActivityDeps) {
   return {
     ...createHealthActivities(),
     ...createJobActivities(deps),
     ...createSlotActivities(deps),
-    ...(queue === 'indexing' && createIndexingActivities(deps)),
-    ...(queue === 'transcription' && createTranscriptionActivities(deps)),
-    ...(queue === 'recipes' && createRecipeActivities(deps)),
-    ...((queue === 'transcription' || queue === 'recipes') && createPushActivities(deps)),
   };
 }

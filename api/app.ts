@@ -1,45 +1,32 @@
 import http from 'node:http';
-import type { Client } from '@temporalio/client';
 import Koa from 'koa';
-import type { Config } from '../core/config.js';
-import type { Logger } from '../core/log.js';
-import type { Orm } from '../db/orm.js';
-import type { EventHub } from '../jobs/hub.js';
-import type { JobStore } from '../jobs/store.js';
 import { browserGuard } from './browser-guard.js';
+import type { AppDeps, RouteFactory } from './deps.js';
 import { cors } from './cors.js';
-import { errorHandler } from './errors.js';
+import { errorHandler, type ErrorFormatter } from './errors.js';
 import { healthRoutes } from './routes/health.js';
-import { context7ErrorBody } from '../docindex/search/context7.js';
-import { Routes, type RouteSpec } from './routes.js';
+import { Routes } from './routes.js';
 import { webApp } from './web.js';
 
-export interface AppDeps {
-  config: Config;
-  log: Logger;
-  orm: Orm;
-  temporal: Client;
-  hub: EventHub;
-  jobs: JobStore;
-  /** How long a deep health check waits for each task queue. */
-  healthProbeTimeoutMs: number;
-}
 
 /** Errors that only say the client closed the connection. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'HPE_INVALID_EOF_STATE']);
 
-/** Extra routes, e.g. from a service module or a test. */
-export type RouteFactory = (deps: AppDeps) => RouteSpec[];
+/** What the services add to the app (runtime/services.ts): their routes, and error bodies of other shapes. */
+export interface AppParts {
+  routes: readonly RouteFactory[];
+  errorFormats?: readonly { prefix: string; format: ErrorFormatter }[];
+}
 
 /**
- * The Koa app: small middleware, in the order a request meets them, then the routes. Services add their routes
- * through `routeFactories`; the OpenAPI document covers whatever was added.
+ * The Koa app: small middleware, in the order a request meets them, then the routes. The services' routes come
+ * in `parts`; the OpenAPI document covers whatever was added.
  */
-export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): Koa {
+export function createApp(deps: AppDeps, parts: AppParts = { routes: [] }): Koa {
   const app = new Koa({ proxy: true });
   const routes = new Routes({ apiKey: deps.config.apiKey, bodyLimitBytes: deps.config.bodyLimitBytes });
   routes.add(...healthRoutes(deps));
-  for (const factory of routeFactories) routes.add(...factory(deps));
+  for (const factory of parts.routes) routes.add(...factory(deps));
   routes.add({
     method: 'GET',
     path: '/api/openapi.json',
@@ -68,9 +55,12 @@ export function createApp(deps: AppDeps, routeFactories: RouteFactory[] = []): K
     else deps.log.warn('response failed', { ...fields, stack: err.stack });
   });
   app.use(errorHandler(deps.log));
-  // Context7's route family answers errors as `{error, message}`, auth failures included, so it is set before auth.
+  // A family of routes whose errors take another shape (Context7's `{error, message}`), auth failures included, so
+  // it is chosen before auth.
+  const formats = parts.errorFormats ?? [];
   app.use(async (ctx, next) => {
-    if (ctx.path.startsWith('/api/v2/')) ctx.state.formatError = context7ErrorBody;
+    const f = formats.find((x) => ctx.path.startsWith(x.prefix));
+    if (f) ctx.state.formatError = f.format;
     await next();
   });
   app.use(cors(() => routes.specs));

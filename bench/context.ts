@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/log.js';
-import { migrate, openOrm, type Orm } from '../db/orm.js';
+import { migrate, type Orm } from '../db/orm.js';
+import { openDatabase } from '../runtime/database.js';
 import { closeProviders } from '../docindex/embeddings/profiles.js';
 import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { contextParams, retrieveContext, type RetrievalDeps } from '../docindex/search/context.js';
@@ -87,7 +88,7 @@ export async function context(): Promise<void> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-bench-'));
   await fs.chmod(dir, 0o755);
   const pg = await startEmbeddedPostgres({ dataDir: dir, port: 54000 + Math.floor(Math.random() * 1000), log });
-  const orm = await openOrm(pg.url);
+  const orm = await openDatabase(pg.url);
   try {
     await migrate(orm, pg.url);
     const model = await buildTinyModel(path.join(dir, 'model'), { hidden: DIMS });

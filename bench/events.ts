@@ -5,7 +5,8 @@ import path from 'node:path';
 import Koa from 'koa';
 import { streamEvents } from '../api/sse.js';
 import { createLogger } from '../core/log.js';
-import { migrate, openOrm } from '../db/orm.js';
+import { migrate } from '../db/orm.js';
+import { openDatabase } from '../runtime/database.js';
 import { appendEvent } from '../jobs/events.js';
 import { EventHub } from '../jobs/hub.js';
 import { startEmbeddedPostgres } from '../runtime/postgres.js';
@@ -22,7 +23,7 @@ export async function events(): Promise<void> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-bench-'));
   await fs.chmod(dir, 0o755);
   const pg = await startEmbeddedPostgres({ dataDir: dir, port: 54000 + Math.floor(Math.random() * 1000), log });
-  const orm = await openOrm(pg.url);
+  const orm = await openDatabase(pg.url);
   await migrate(orm, pg.url);
   const hub = new EventHub(pg.url, () => orm.em.fork(), log);
   await hub.start();

@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, TASK_QUEUE_NAMES } from '../core/config.js';
+import { loadConfig } from '../core/config.js';
+import { TASK_QUEUE_NAMES } from '../runtime/services.js';
 import { createLogger } from '../core/log.js';
 import { startStack } from '../runtime/stack.js';
 import { freePort } from '../test/support/ports.js';

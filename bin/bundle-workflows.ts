@@ -1,10 +1,9 @@
 /** Build step: writes the workflow bundle that production workers load instead of bundling at start. */
 import fs from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOWS_PATH } from '../runtime/worker.js';
+import { bundleWorkflows } from '../runtime/worker.js';
 
-const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH });
+const code = await bundleWorkflows();
 const out = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 await fs.writeFile(out, code);
 console.log(`wrote ${out} (${(code.length / 1024).toFixed(0)} KiB)`);

@@ -4,7 +4,8 @@
  */
 import { Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { migrate, openOrm } from '../db/orm.js';
+import { migrate } from '../db/orm.js';
+import { openDatabase } from '../runtime/database.js';
 import { closeProviders } from '../docindex/embeddings/profiles.js';
 import { closeSearch } from '../docindex/search/search.js';
 import { runMain } from '../runtime/main.js';
@@ -21,7 +22,7 @@ process.stdout.write = process.stderr.write.bind(process.stderr) as typeof proce
 
 await runMain('gristmill-mcp', async (config, log) => {
   const url = await attachedDatabaseUrl(config);
-  const orm = await openOrm(url, log.child('db'));
+  const orm = await openDatabase(url, log.child('db'));
   await migrate(orm, url, log);
   const server = createMcpServer({ config, orm, log });
   await server.connect(new StdioServerTransport(process.stdin, protocolOut));

@@ -1,14 +1,15 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded cluster, started for the run). */
 import { loadConfig } from '../core/config.js';
 import { createLogger } from '../core/log.js';
-import { migrate, openOrm } from '../db/orm.js';
+import { migrate } from '../db/orm.js';
+import { openDatabase } from '../runtime/database.js';
 import { provisionPostgres } from '../runtime/postgres.js';
 
 const config = loadConfig();
 const log = createLogger(config.logLevel, 'gristmill-migrate');
 const pg = await provisionPostgres(config, log);
 try {
-  const orm = await openOrm(pg.url, log);
+  const orm = await openDatabase(pg.url, log);
   try {
     const applied = await migrate(orm, pg.url, log);
     log.info(applied.length ? `applied ${applied.length} migration(s)` : 'the schema is up to date');

@@ -1,5 +1,5 @@
 /** `npm start`: PostgreSQL, the Temporal dev server, the API and all workers in one process tree. */
-import { TASK_QUEUE_NAMES } from '../core/config.js';
+import { TASK_QUEUE_NAMES } from '../runtime/services.js';
 import { runMain } from '../runtime/main.js';
 import { startStack } from '../runtime/stack.js';
 

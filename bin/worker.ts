@@ -1,5 +1,5 @@
 /** `npm run worker -- --queues indexing`: workers for some or all task queues, attached to running services. */
-import { TASK_QUEUE_NAMES } from '../core/config.js';
+import { TASK_QUEUE_NAMES } from '../runtime/services.js';
 import { parseQueues, runMain } from '../runtime/main.js';
 import { startStack } from '../runtime/stack.js';
 

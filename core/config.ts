@@ -9,8 +9,8 @@ import { registerSecret } from './redact.js';
  * The one configuration loader. Every setting comes from the environment, has a documented default (README table),
  * and is checked here so that a bad value stops startup with a clear message instead of failing later.
  */
-export const TASK_QUEUE_NAMES = ['indexing', 'transcription', 'recipes'] as const;
-export type QueueName = (typeof TASK_QUEUE_NAMES)[number];
+/** A task queue's logical name, as a service declares it (runtime/services.ts lists them); `taskQueue` adds the prefix. */
+export type QueueName = string;
 
 export interface Config {
   port: number;

@@ -1,20 +1,25 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import type { MigrationObject } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import type { Logger } from '../core/log.js';
-import { entities } from './entities/index.js';
-import { migrationsList } from './migrations/index.js';
 
 export type Orm = MikroORM;
 
-export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, log?: Logger): Options {
+/** What the database holds: every entity and every migration, the platform's and the services' (runtime/services.ts). */
+export interface DatabaseSchema {
+  entities: NonNullable<Options['entities']>;
+  migrations: MigrationObject[];
+}
+
+export function ormOptions(databaseUrl: string, schema: DatabaseSchema, extra: Partial<Options> = {}, log?: Logger): Options {
   return {
     // The ORM's own messages (e.g. "Applied migration") go to our logger, not straight to stdout.
     logger: (message: string) => log?.debug(message),
     clientUrl: databaseUrl,
-    entities,
+    entities: schema.entities,
     extensions: [Migrator],
-    migrations: { migrationsList, transactional: true, allOrNothing: true, snapshot: false },
+    migrations: { migrationsList: schema.migrations, transactional: true, allOrNothing: true, snapshot: false },
     // Entities are plain EntitySchemas: no reflection, no discovery cache on disk.
     discovery: { warnWhenNoEntities: true },
     metadataCache: { enabled: false },
@@ -26,8 +31,8 @@ export function ormOptions(databaseUrl: string, extra: Partial<Options> = {}, lo
   };
 }
 
-export async function openOrm(databaseUrl: string, log?: Logger, extra: Partial<Options> = {}): Promise<Orm> {
-  return MikroORM.init(ormOptions(databaseUrl, extra, log));
+export async function openOrm(databaseUrl: string, schema: DatabaseSchema, log?: Logger, extra: Partial<Options> = {}): Promise<Orm> {
+  return MikroORM.init(ormOptions(databaseUrl, schema, extra, log));
 }
 
 const MIGRATION_LOCK = 74_551_902; // arbitrary, fixed: the advisory lock id of schema migrations

@@ -3,7 +3,7 @@ import { type Config, type QueueName, taskQueue } from '../core/config.js';
 import type { SlotRequest, SlotsState, slotsWorkflow } from '../workflows/slots.js';
 
 /** Concurrency pools are named after the task queue whose jobs they limit. */
-export type SlotPool = Extract<QueueName, 'indexing' | 'recipes'>;
+export type SlotPool = QueueName;
 
 export function slotsWorkflowId(config: Pick<Config, 'taskQueuePrefix'>, pool: SlotPool): string {
   return `slots:${config.taskQueuePrefix}${pool}`;

@@ -2,7 +2,8 @@ import type { Context } from 'koa';
 import { UnsupportedMediaTypeError } from '../core/errors.js';
 import { getLedgerSchema, validateLedger } from './index.js';
 import { apiSchemas } from '../schemas/index.js';
-import type { RouteFactory } from '../api/app.js';
+import { ledgerSchemas } from './schemas.js';
+import type { RouteFactory } from '../api/deps.js';
 
 /** The findings ledger over HTTP: validate a ledger, and serve its JSON Schema. */
 export const ledgerRoutes: RouteFactory = () => [
@@ -16,7 +17,7 @@ export const ledgerRoutes: RouteFactory = () => [
       'JSON is 400 INVALID_JSON; a non-JSON content type is 415.',
     tags: ['findings ledger'],
     responses: {
-      200: { description: 'The validation result', schema: apiSchemas.ledgerValidation },
+      200: { description: 'The validation result', schema: ledgerSchemas.ledgerValidation },
       400: { description: 'The body is not JSON', schema: apiSchemas.error },
       415: { description: 'The body is not application/json', schema: apiSchemas.error },
     },

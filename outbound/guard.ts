@@ -5,9 +5,12 @@ import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Agent, buildConnector } from 'undici';
 import type { OutboundConfig } from '../core/config.js';
-import { PermanentError, ValidationError } from '../core/errors.js';
+import type { PermanentError } from '../core/errors.js';
 import { embeddedIPv4, formatIp, hostName, inRange, type IpBytes, parseIp, specialKind } from '../core/ip.js';
 import { type ForwardProxy, startForwardProxy } from './proxy.js';
+import { isAddressRefusal, refusal, refused } from './refusal.js';
+
+export { ADDRESS_NOT_ALLOWED, asValidationError, isAddressRefusal, refused } from './refusal.js';
 
 /**
  * The outbound-address guard: the one rule for every URL a user supplies (recipe posts and their pictures,
@@ -24,23 +27,6 @@ import { type ForwardProxy, startForwardProxy } from './proxy.js';
  * Addresses the operator configures (the language model, the recipe manager, the ASR backend, embedding servers)
  * are trusted and do not go through the guard.
  */
-export const ADDRESS_NOT_ALLOWED = 'ADDRESS_NOT_ALLOWED';
-
-/** The guard's refusal: permanent, since the same URL would be refused again. */
-const refusal = (message: string) => new PermanentError(message, ADDRESS_NOT_ALLOWED);
-
-export const isAddressRefusal = (err: unknown): err is PermanentError => err instanceof PermanentError && err.code === ADDRESS_NOT_ALLOWED;
-
-/** At the API a refused address is the request's fault: 400 ADDRESS_NOT_ALLOWED, pointing at the field if there is one. */
-export function asValidationError(err: PermanentError, pointer?: string): ValidationError {
-  return new ValidationError(err.message, ADDRESS_NOT_ALLOWED, pointer ? [{ pointer, message: err.message }] : undefined);
-}
-
-/** The guard's refusal, said of what was refused ("The post was refused: 10.0.0.5 is a private address; ..."). */
-export function refused(what: string, err: PermanentError): PermanentError {
-  return refusal(`${what} was refused: ${err.message}`);
-}
-
 export interface ResolvedAddress {
   address: string;
   family: 4 | 6;

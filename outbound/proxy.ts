@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { registerSecret } from '../core/redact.js';
-import { isAddressRefusal, type OutboundGuard } from './guard.js';
+import { isAddressRefusal } from './refusal.js';
 
 /**
  * A forward proxy on 127.0.0.1 for the child processes that fetch user-supplied URLs (git over http(s), yt-dlp):
@@ -39,7 +39,13 @@ function authority(target: string | undefined): { host: string; port: number } |
   return { host: (m[1] ?? m[2])!, port };
 }
 
-export async function startForwardProxy(guard: OutboundGuard): Promise<ForwardProxy> {
+/** What the proxy needs of the guard (outbound/guard.ts): its checked name resolution. */
+export interface ProxyGuard {
+  resolve(host: string): Promise<unknown>;
+  readonly lookup: net.LookupFunction;
+}
+
+export async function startForwardProxy(guard: ProxyGuard): Promise<ForwardProxy> {
   const secret = randomBytes(24).toString('base64url');
   registerSecret(secret);
   const expected = Buffer.from(`Basic ${Buffer.from(`gristmill:${secret}`).toString('base64')}`);

@@ -5,14 +5,15 @@ import { FINISHED_STATUSES, type QueueStatus } from './contract.js';
 import { QUEUE_UPDATE } from './kind.js';
 import { RecipeQueue } from './service.js';
 import { apiSchemas } from '../schemas/index.js';
-import type { RouteFactory } from '../api/app.js';
+import { recipesSchemas } from './schemas.js';
+import type { RouteFactory } from '../api/deps.js';
 import type { ErrorFormatter } from '../api/errors.js';
 import { lastEventId, type SseMessage, streamEvents } from '../api/sse.js';
 
 const TAGS = ['recipe queue'];
-const itemResponse = { description: 'The queue item', schema: apiSchemas.recipesItem };
+const itemResponse = { description: 'The queue item', schema: recipesSchemas.recipesItem };
 const notFound = { description: 'ITEM_NOT_FOUND', schema: apiSchemas.error };
-const stream = { description: 'Server-sent events; each queue-update carries this', contentType: 'text/event-stream', schema: apiSchemas.recipesUpdate };
+const stream = { description: 'Server-sent events; each queue-update carries this', contentType: 'text/event-stream', schema: recipesSchemas.recipesUpdate };
 
 /** The retry answers `{success, message}`, failures included (README, "Recipe queue"). */
 const retryError: ErrorFormatter = (e) => ({ success: false, message: e.message, code: e.code });
@@ -70,10 +71,10 @@ export const recipeRoutes: RouteFactory = (deps) => {
         'its status; retry a failed one with POST /api/queue/:id/retry. 400 INVALID_URL for anything but an absolute ' +
         'http(s) URL.',
       tags: TAGS,
-      body: apiSchemas.recipesCreate,
+      body: recipesSchemas.recipesCreate,
       responses: {
-        201: { description: 'Queued (pending)', schema: apiSchemas.recipesItem },
-        200: { description: 'The item the queue already has for this post', schema: apiSchemas.recipesItem },
+        201: { description: 'Queued (pending)', schema: recipesSchemas.recipesItem },
+        200: { description: 'The item the queue already has for this post', schema: recipesSchemas.recipesItem },
       },
       handler: async (ctx: Context) => {
         const { url } = (ctx.request as { body?: unknown }).body as { url: string };
@@ -88,8 +89,8 @@ export const recipeRoutes: RouteFactory = (deps) => {
       path: '/api/queue',
       summary: 'List queue items, newest first',
       tags: TAGS,
-      query: apiSchemas.recipesListQuery,
-      responses: { 200: { description: 'A page of items', schema: apiSchemas.recipesList } },
+      query: recipesSchemas.recipesListQuery,
+      responses: { 200: { description: 'A page of items', schema: recipesSchemas.recipesList } },
       handler: async (ctx: Context) => {
         ctx.body = await queue.list(ctx.state.query as { status?: QueueStatus; limit: number; offset: number });
       },
@@ -104,7 +105,7 @@ export const recipeRoutes: RouteFactory = (deps) => {
         'its current state); `ping` every SSE_HEARTBEAT_MS. Every message has an id: reconnecting with Last-Event-ID ' +
         '(or ?lastEventId=) replays exactly what was missed.',
       tags: TAGS,
-      query: apiSchemas.recipesStreamQuery,
+      query: recipesSchemas.recipesStreamQuery,
       responses: { 200: stream, 404: notFound, 503: { description: 'BROADCASTER_UNAVAILABLE', schema: apiSchemas.error } },
       handler: async (ctx: Context) => {
         const itemId = (ctx.state.query as { itemId?: string }).itemId;
@@ -132,9 +133,9 @@ export const recipeRoutes: RouteFactory = (deps) => {
         'ITEM_NOT_FOUND; 409 ITEM_NOT_RETRYABLE (pending, in_progress, success).',
       tags: TAGS,
       responses: {
-        200: { description: 'Queued again', schema: apiSchemas.recipesRetry },
-        404: { description: 'No such item', schema: apiSchemas.recipesRetry },
-        409: { description: 'Not in error or unhealthy', schema: apiSchemas.recipesRetry },
+        200: { description: 'Queued again', schema: recipesSchemas.recipesRetry },
+        404: { description: 'No such item', schema: recipesSchemas.recipesRetry },
+        409: { description: 'Not in error or unhealthy', schema: recipesSchemas.recipesRetry },
       },
       handler: async (ctx: Context) => {
         ctx.state.formatError = retryError;
@@ -153,12 +154,12 @@ export const recipeRoutes: RouteFactory = (deps) => {
         'the item; 202 with the item and its Location when it is still running. Answers carry `Deprecation: true`, ' +
         `\`Sunset: ${SUNSET}\` and \`Link: </api/queue>; rel="successor-version"\`.`,
       tags: TAGS,
-      body: apiSchemas.recipesCreate,
+      body: recipesSchemas.recipesCreate,
       responses: {
-        200: { description: 'Extracted and uploaded', schema: apiSchemas.recipesItem },
-        202: { description: 'Still running; follow it at /api/queue/:id', schema: apiSchemas.recipesItem },
-        422: { description: 'The item failed permanently', schema: apiSchemas.recipesExtractResult },
-        502: { description: 'The item failed for now (unhealthy)', schema: apiSchemas.recipesExtractResult },
+        200: { description: 'Extracted and uploaded', schema: recipesSchemas.recipesItem },
+        202: { description: 'Still running; follow it at /api/queue/:id', schema: recipesSchemas.recipesItem },
+        422: { description: 'The item failed permanently', schema: recipesSchemas.recipesExtractResult },
+        502: { description: 'The item failed for now (unhealthy)', schema: recipesSchemas.recipesExtractResult },
       },
       handler: async (ctx: Context) => {
         deprecated(ctx, '/api/queue');
@@ -198,7 +199,7 @@ export const recipeRoutes: RouteFactory = (deps) => {
         'ends after the item succeeds or fails; reconnecting after the end gets 204. Answers carry `Deprecation`, ' +
         '`Sunset` and a successor `Link`.',
       tags: TAGS,
-      query: apiSchemas.recipesExtractStreamQuery,
+      query: recipesSchemas.recipesExtractStreamQuery,
       responses: { 200: stream, 204: { description: 'The item has ended and the client has every event' }, 404: notFound },
       handler: async (ctx: Context) => {
         deprecated(ctx, '/api/queue/stream');

@@ -1,24 +1,23 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { createApp, listen, type AppDeps, type RouteFactory, type RunningApi } from '../api/app.js';
-import { serviceRoutes } from '../api/routes/index.js';
+import { createApp, listen, type RunningApi } from '../api/app.js';
+import type { AppDeps, RouteFactory } from '../api/deps.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { Config, QueueName } from '../core/config.js';
 import type { Logger } from '../core/log.js';
-import { migrate, openOrm, type Orm } from '../db/orm.js';
+import { migrate, type Orm } from '../db/orm.js';
 import { sealPlainSecrets } from '../db/secrets.js';
-import { closeProviders, ensureDefaultProfile } from '../docindex/embeddings/profiles.js';
 import { closeOutbound } from '../outbound/guard.js';
-import { closeSearch } from '../docindex/search/search.js';
 import { EventHub } from '../jobs/hub.js';
 import { type JobKind, JobKinds } from '../jobs/kinds.js';
 import { registerSearchAttributes } from '../jobs/launch.js';
-import { serviceJobKinds } from '../jobs/service-kinds.js';
 import { Reconciler } from '../jobs/reconciler.js';
 import { startHousekeeping } from '../jobs/housekeeping.js';
 import { JobStore } from '../jobs/store.js';
+import { openDatabase } from './database.js';
 import { provisionPostgres, type PostgresEndpoint } from './postgres.js';
+import { errorFormats, jobKinds, serviceRoutes, services, TASK_QUEUE_NAMES } from './services.js';
 import { provisionTemporal, type TemporalEndpoint } from './temporal.js';
 import { startWorkers, type Workers } from './worker.js';
 
@@ -36,10 +35,10 @@ export interface StackOptions {
    * `npm run worker`).
    */
   services: 'embedded' | 'attach';
-  /** For tests: extra job kinds, routes and a workflows file with probe workflows. */
+  /** For tests: extra job kinds, routes and modules of probe workflows. */
   kinds?: JobKind[];
   routes?: RouteFactory[];
-  workflowsPath?: string;
+  extraWorkflows?: readonly string[];
   healthProbeTimeoutMs?: number;
   reconcileGraceMs?: number;
 }
@@ -107,13 +106,15 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       };
     }
 
-    const orm = await openOrm(pgEndpoint.url, log.child('db'));
+    const orm = await openDatabase(pgEndpoint.url, log.child('db'));
     onStop('database pool', () => orm.close());
     await migrate(orm, pgEndpoint.url, log);
     await sealPlainSecrets(orm, config, log);
-    await ensureDefaultProfile(orm.em, config, log);
-    onStop('embedding providers', () => closeProviders());
-    onStop('vector search', () => closeSearch());
+    for (const service of services) {
+      await service.start?.({ orm, config, log: log.child(service.name) });
+      const stopService = service.stop;
+      if (stopService) onStop(service.name, () => stopService());
+    }
     onStop('outbound guard', () => closeOutbound(config));
 
     const connection = await Connection.connect({ address: temporalEndpoint.address });
@@ -121,7 +122,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const temporal = new Client({ connection, namespace: config.temporalNamespace });
     await registerSearchAttributes(temporal, log);
 
-    const kindList = [...serviceJobKinds, ...(o.kinds ?? [])];
+    const kindList = [...jobKinds, ...(o.kinds ?? [])];
     const kinds = new JobKinds(kindList);
     const jobs = new JobStore(kinds);
 
@@ -133,7 +134,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         namespace: config.temporalNamespace,
         queues: o.queues,
         deps,
-        ...(o.workflowsPath && { workflowsPath: o.workflowsPath }),
+        ...(o.extraWorkflows && { extraWorkflows: o.extraWorkflows }),
       });
       const w = workers;
       onStop('workers', () => w.shutdown());
@@ -170,9 +171,10 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         temporal,
         hub,
         jobs,
+        taskQueues: TASK_QUEUE_NAMES,
         healthProbeTimeoutMs: o.healthProbeTimeoutMs ?? 5000,
       };
-      api = await listen(createApp(appDeps, [...serviceRoutes, ...(o.routes ?? [])]), appDeps, config.port, config.host);
+      api = await listen(createApp(appDeps, { routes: [...serviceRoutes, ...(o.routes ?? [])], errorFormats }), appDeps, config.port, config.host);
       const a = api;
       onStop('api', async () => {
         const closing = a.close();

@@ -7,17 +7,18 @@ import type { AudioMode } from './transcripts/audio.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from './transcripts/writers.js';
 import { lastSeq } from '../jobs/events.js';
 import { apiSchemas } from '../schemas/index.js';
+import { transcriptionSchemas } from './schemas.js';
 import { currentStateEvents } from './kind.js';
 import { uploadDir } from './paths.js';
 import { TranscriptionService } from './service.js';
 import { receiveUpload } from './upload.js';
-import type { RouteFactory } from '../api/app.js';
+import type { RouteFactory } from '../api/deps.js';
 import type { ErrorFormatter } from '../api/errors.js';
 import { lastEventId, streamEvents } from '../api/sse.js';
 import { rejectUnsafeInput, validate } from '../api/validate.js';
 
 const TAGS = ['transcription'];
-const jobResponse = { description: 'The job', schema: apiSchemas.transcriptionJob };
+const jobResponse = { description: 'The job', schema: transcriptionSchemas.transcriptionJob };
 const notFound = { description: 'No such job', schema: apiSchemas.error };
 const webhookError: ErrorFormatter = (e) => ({ ok: false, error: e.message });
 const webhookToken = (ctx: Context) => (Array.isArray(ctx.query.token) ? ctx.query.token[0] : ctx.query.token);
@@ -49,8 +50,8 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
         'its progress streams at /api/jobs/:id/events.',
       tags: TAGS,
       requestBodies: [
-        { contentType: 'application/json', schema: apiSchemas.transcriptionCreate },
-        { contentType: 'multipart/form-data', schema: apiSchemas.transcriptionUpload },
+        { contentType: 'application/json', schema: transcriptionSchemas.transcriptionCreate },
+        { contentType: 'multipart/form-data', schema: transcriptionSchemas.transcriptionUpload },
       ],
       responses: {
         201: jobResponse,
@@ -68,7 +69,7 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
             rejectUnsafeInput('body', { ...upload.fields, file: upload.file.clientName });
             // A form's empty fields (a title left blank) mean "not given".
             const given = Object.fromEntries(Object.entries(upload.fields).filter(([, v]) => v.trim() !== ''));
-            const fields = validate<{ title?: string; mode: AudioMode; source: 'upload' | 'recording' }>('body', apiSchemas.transcriptionUpload, {
+            const fields = validate<{ title?: string; mode: AudioMode; source: 'upload' | 'recording' }>('body', transcriptionSchemas.transcriptionUpload, {
               ...given,
               file: upload.file.clientName,
             });
@@ -86,7 +87,7 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
         } else if (ctx.request.is('application/json')) {
           const body = validate<{ url: string; title?: string; mode: AudioMode }>(
             'body',
-            apiSchemas.transcriptionCreate,
+            transcriptionSchemas.transcriptionCreate,
             (ctx.request as { body?: unknown }).body ?? {},
           );
           view = await service.create({ sourceKind: 'url', sourceUrl: body.url, mode: body.mode, ...(body.title && { title: body.title }) });
@@ -103,8 +104,8 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
       path: '/api/jobs',
       summary: 'List transcription jobs, newest first',
       tags: TAGS,
-      query: apiSchemas.transcriptionListQuery,
-      responses: { 200: { description: 'A page of jobs', schema: apiSchemas.transcriptionJobList } },
+      query: transcriptionSchemas.transcriptionListQuery,
+      responses: { 200: { description: 'A page of jobs', schema: transcriptionSchemas.transcriptionJobList } },
       handler: async (ctx: Context) => {
         const q = ctx.state.query as { status?: never; limit: number; offset: number };
         ctx.body = await service.list(q);
@@ -253,11 +254,11 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
         }
         return state === 'waiting' ? config.transcription.asrWebhookBodyLimitBytes : undefined;
       },
-      requestBodies: [{ contentType: 'application/json', schema: apiSchemas.transcriptionWebhook }],
+      requestBodies: [{ contentType: 'application/json', schema: transcriptionSchemas.transcriptionWebhook }],
       responses: {
-        200: { description: 'Handled or ignored', schema: apiSchemas.transcriptionWebhookResult },
-        404: { description: 'No such job, or not authenticated', schema: apiSchemas.transcriptionWebhookResult },
-        500: { description: 'Processing failed; the job is failed', schema: apiSchemas.transcriptionWebhookResult },
+        200: { description: 'Handled or ignored', schema: transcriptionSchemas.transcriptionWebhookResult },
+        404: { description: 'No such job, or not authenticated', schema: transcriptionSchemas.transcriptionWebhookResult },
+        500: { description: 'Processing failed; the job is failed', schema: transcriptionSchemas.transcriptionWebhookResult },
       },
       handler: async (ctx: Context) => {
         const answer = await service.webhook(ctx.params.jobId!, webhookToken(ctx), (ctx.request as { body?: unknown }).body);

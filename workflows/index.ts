@@ -1,6 +1,7 @@
-/** Every workflow type; the workers bundle this file. Keep it free of side-effecting imports (docs/jobs.md, "Workflow code"). */
+/**
+ * The shared workflows every worker runs: the health ping and the concurrency pools. Each service's own are in its
+ * folder (runtime/service.ts, `workflows`); runtime/worker.ts bundles them all. Keep workflow modules free of
+ * side-effecting imports (docs/jobs.md, "Workflow code").
+ */
 export { pingWorkflow } from './health.js';
 export { slotsWorkflow } from './slots.js';
-export { indexLibraryWorkflow } from '../docindex/workflow.js';
-export { transcriptionWorkflow } from '../transcription/workflow.js';
-export { recipeWorkflow } from '../recipes/workflow.js';

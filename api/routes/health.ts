@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
-import { TASK_QUEUE_NAMES, taskQueue } from '../../core/config.js';
+import { taskQueue } from '../../core/config.js';
 import { apiSchemas } from '../../schemas/index.js';
 import type { pingWorkflow } from '../../workflows/health.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import type { RouteSpec } from '../routes.js';
 
 interface Check {
@@ -80,7 +80,7 @@ export function healthRoutes(deps: AppDeps): RouteSpec[] {
             await withTimeout(temporal.workflowService.getSystemInfo({}), 5000, 'Temporal');
           }),
           deep
-            ? Promise.all(TASK_QUEUE_NAMES.map(async (name) => [name, await timed(() => probeQueue(taskQueue(config, name)))] as const))
+            ? Promise.all(deps.taskQueues.map(async (name) => [name, await timed(() => probeQueue(taskQueue(config, name)))] as const))
             : undefined,
         ]);
         const queues = queueChecks && Object.fromEntries(queueChecks);

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { PushService, type BrowserSubscription } from '../../push/service.js';
 import { apiSchemas } from '../../schemas/index.js';
-import type { RouteFactory } from '../app.js';
+import type { RouteFactory } from '../deps.js';
 
 const TAGS = ['notifications'];
 

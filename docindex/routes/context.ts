@@ -4,7 +4,8 @@ import { contextJson, contextParams, contextText, retrieveContext } from '../sea
 import { Context7Error, context7ErrorBody, context7Json, context7LibraryId, context7Text, searchLibraries, toContext7Error } from '../search/context7.js';
 import { createMcpServer } from '../search/mcp.js';
 import { apiSchemas } from '../../schemas/index.js';
-import type { RouteFactory } from '../../api/app.js';
+import { docindexSchemas } from '../schemas.js';
+import type { RouteFactory } from '../../api/deps.js';
 import type { RouteSpec } from '../../api/routes.js';
 
 /**
@@ -71,7 +72,7 @@ export const contextRoutes: RouteFactory = (deps) => {
         'state (503 INDEXING_IN_PROGRESS), version: exact tag, then a commit-hash prefix of 7+ characters (404 VERSION_NOT_FOUND). ' +
         'Up to 50 results; the token budget applies with type=txt or a tokens parameter (the first snippet is always kept).',
       tags,
-      query: apiSchemas.contextQuery,
+      query: docindexSchemas.contextQuery,
       responses: {
         200: { description: 'JSON `{snippets, resultCount, rules, searchMode, repository, localSource, version, versionTags}`, or text with type=txt' },
         400: { description: 'MISSING_PARAMETER', schema: apiSchemas.error },
@@ -95,7 +96,7 @@ export const contextRoutes: RouteFactory = (deps) => {
       summary: 'Find libraries by name (Context7-compatible)',
       description: '`libraryName` and `query`; results ranked by how well the name, title and description match. Errors are `{error, message}`.',
       tags,
-      query: apiSchemas.libsSearchQuery,
+      query: docindexSchemas.libsSearchQuery,
       responses: { 200: { description: '`{results, searchFilterApplied}`' } },
       handler: async (ctx: Context) => {
         ctx.state.formatError = context7ErrorBody;
@@ -107,7 +108,7 @@ export const contextRoutes: RouteFactory = (deps) => {
       path: '/api/v2/libs/search',
       summary: 'Context7 v2: find libraries by name',
       tags: ['context7'],
-      query: apiSchemas.libsSearchQuery,
+      query: docindexSchemas.libsSearchQuery,
       responses: { 200: { description: '`{results, searchFilterApplied}`' } },
       handler: libsSearch,
     },
@@ -119,7 +120,7 @@ export const contextRoutes: RouteFactory = (deps) => {
         'libraryId `/owner/repo`, `/owner/repo/version` or `/owner/repo@version`; `type` txt (default) or json (`{codeSnippets, infoSnippets, rules}`). ' +
         'Errors `{error, message}`: 400 validation_error / invalid_library_id, 401 invalid_api_key, 202 library_not_finalized, 404 library_not_found / tag_not_found / no_snippets_found.',
       tags: ['context7'],
-      query: apiSchemas.contextQuery,
+      query: docindexSchemas.contextQuery,
       responses: { 200: { description: 'Text (default) or JSON' } },
       handler: async (ctx: Context) => {
         try {

@@ -7,7 +7,8 @@ import { REMOTE_PRESETS } from '../embeddings/remote.js';
 import { createProvider, findProfile, listProfiles, MASK, mergeConfig, type ProfileInput, saveProfile, serializeProfile } from '../embeddings/profiles.js';
 import { EmbeddingProfile } from '../entities/embedding-profile.js';
 import { apiSchemas } from '../../schemas/index.js';
-import type { AppDeps, RouteFactory } from '../../api/app.js';
+import { docindexSchemas } from '../schemas.js';
+import type { AppDeps, RouteFactory } from '../../api/deps.js';
 
 /** A provider that failed the connection test: the upstream's problem, told plainly. */
 class ProviderTestError extends AppError {
@@ -59,7 +60,7 @@ export const embeddingSettingsRoutes: RouteFactory = (deps) => {
         '`baseUrl` without the key again is 400 API_KEY_REQUIRED. When the active profile changes, every indexed ' +
         'library is re-indexed so that what lacks an embedding for the new profile gets one (`reembedJobs`).',
       tags,
-      body: apiSchemas.embeddingSettingsUpdate,
+      body: docindexSchemas.embeddingSettingsUpdate,
       responses: { 200: { description: '`{activeProfileId, profiles, presets, profile, reembedJobs}`' } },
       handler: async (ctx: Context) => {
         const { profile: input } = (ctx.request as { body: { profile: ProfileInput } }).body;
@@ -74,7 +75,7 @@ export const embeddingSettingsRoutes: RouteFactory = (deps) => {
       summary: 'Embed a probe text with a profile and report dimensions and latency',
       description: '200 `{ok: true, model, dimensions, latencyMs}`; 502 EMBEDDING_PROVIDER_ERROR with the provider\'s error.',
       tags,
-      body: apiSchemas.embeddingTest,
+      body: docindexSchemas.embeddingTest,
       responses: { 200: { description: 'The provider answered' }, 502: { description: 'EMBEDDING_PROVIDER_ERROR', schema: apiSchemas.error } },
       handler: async (ctx: Context) => {
         const body = (ctx.request as { body: { profileId?: string; profile?: ProfileInput } }).body;

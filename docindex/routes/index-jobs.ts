@@ -3,7 +3,8 @@ import { findLibrary, findIndexJob, listJobs } from '../service.js';
 import { serializeIndexJob } from '../kind.js';
 import type { StoredEvent } from '../../jobs/events.js';
 import { apiSchemas } from '../../schemas/index.js';
-import type { AppDeps, RouteFactory } from '../../api/app.js';
+import { docindexSchemas } from '../schemas.js';
+import type { AppDeps, RouteFactory } from '../../api/deps.js';
 import { streamEvents } from '../../api/sse.js';
 
 /** Every broadcast is an unnamed message `{jobId, repositoryId, versionId, event, data}`. */
@@ -30,7 +31,7 @@ export const indexJobRoutes: RouteFactory = (deps: AppDeps) => {
       path: '/api/v1/jobs',
       summary: 'List indexing jobs, newest first',
       tags,
-      query: apiSchemas.jobsQuery,
+      query: docindexSchemas.jobsQuery,
       responses: { 200: { description: '`{jobs, total}`' } },
       handler: async (ctx: Context) => {
         const q = ctx.state.query as { repositoryId?: string; status?: string; limit?: string };
@@ -43,7 +44,7 @@ export const indexJobRoutes: RouteFactory = (deps: AppDeps) => {
       summary: 'Events of every library, or of one with repositoryId (server-sent events)',
       description: 'Messages are `{jobId, repositoryId, versionId, event, data}`; `id:` is the position in the stream, for Last-Event-ID.',
       tags,
-      query: apiSchemas.jobsStreamQuery,
+      query: docindexSchemas.jobsStreamQuery,
       responses: { 200: { description: 'event stream', contentType: 'text/event-stream' }, 503: { description: 'BROADCASTER_UNAVAILABLE', schema: apiSchemas.error } },
       handler: async (ctx: Context) => {
         const repositoryId = ctx.state.query?.repositoryId as string | undefined;

@@ -7,7 +7,8 @@ import { isCredentialFolder, LocalFolders } from '../local-folders.js';
 import { getConcurrency, setConcurrency } from '../settings.js';
 import { setSlotLimit } from '../../jobs/slots.js';
 import { apiSchemas } from '../../schemas/index.js';
-import type { RouteFactory } from '../../api/app.js';
+import { docindexSchemas } from '../schemas.js';
+import type { RouteFactory } from '../../api/deps.js';
 
 /** A folder picker has no use for more entries in one folder (a folder of 100k subfolders is listed in part). */
 const MAX_ENTRIES = 1000;
@@ -22,7 +23,7 @@ export const indexSettingsRoutes: RouteFactory = (deps) => {
       path: '/api/v1/settings/indexing',
       summary: 'Indexing settings',
       tags,
-      responses: { 200: { description: '`{concurrency}` (default 2)', schema: apiSchemas.indexingSettings } },
+      responses: { 200: { description: '`{concurrency}` (default 2)', schema: docindexSchemas.indexingSettings } },
       handler: async (ctx: Context) => {
         ctx.body = { concurrency: await getConcurrency(deps.orm.em, deps.config.cpuCount) };
       },
@@ -32,8 +33,8 @@ export const indexSettingsRoutes: RouteFactory = (deps) => {
       path: '/api/v1/settings/indexing',
       summary: 'Change how many indexing jobs run at once; takes effect at once, without a restart',
       tags,
-      body: apiSchemas.indexingSettings,
-      responses: { 200: { description: '`{concurrency}`, clamped', schema: apiSchemas.indexingSettings } },
+      body: docindexSchemas.indexingSettings,
+      responses: { 200: { description: '`{concurrency}`, clamped', schema: docindexSchemas.indexingSettings } },
       handler: async (ctx: Context) => {
         const requested = (ctx.request as { body: { concurrency: number } }).body.concurrency;
         const concurrency = await setConcurrency(deps.orm.em, requested, deps.config.cpuCount);
@@ -51,7 +52,7 @@ export const indexSettingsRoutes: RouteFactory = (deps) => {
         '...) and DATA_DIR are never listed or entered (400 SOURCE_NOT_ALLOWED). A relative path is 400; a missing ' +
         'folder is 404.',
       tags,
-      query: apiSchemas.fsBrowseQuery,
+      query: docindexSchemas.fsBrowseQuery,
       responses: { 200: { description: 'The folder and its subfolders' }, 404: { description: 'FOLDER_NOT_FOUND', schema: apiSchemas.error } },
       handler: async (ctx: Context) => {
         const raw = ctx.state.query?.path as string | undefined;

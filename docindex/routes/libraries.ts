@@ -2,7 +2,8 @@ import type { Context } from 'koa';
 import type { LibraryState } from '../entities/library.js';
 import * as service from '../service.js';
 import { apiSchemas } from '../../schemas/index.js';
-import type { RouteFactory } from '../../api/app.js';
+import { docindexSchemas } from '../schemas.js';
+import type { RouteFactory } from '../../api/deps.js';
 
 /** Libraries and versions (README, "Documentation index"): /api/v1/libs. `:id` is the URL-encoded library id (`%2Fowner%2Frepo`). */
 export const libraryRoutes: RouteFactory = (deps) => {
@@ -15,7 +16,7 @@ export const libraryRoutes: RouteFactory = (deps) => {
       summary: 'List libraries',
       description: 'Items add `versions` (registered tags), `embeddingCount` and `indexedVersions` (`main` for the default branch, then indexed tags).',
       tags,
-      query: apiSchemas.librariesQuery,
+      query: docindexSchemas.librariesQuery,
       responses: { 200: { description: '`{libraries, total, limit, offset}`' } },
       handler: async (ctx: Context) => {
         const q = ctx.state.query as { state?: LibraryState; limit: number; offset: number };
@@ -30,7 +31,7 @@ export const libraryRoutes: RouteFactory = (deps) => {
         'The id is `/<owner>/<repo>` from the remote URL, or for a local folder from its `origin` remote, else `/local/<folder name>`. ' +
         'A git-host remote is probed first (400 REPOSITORY_UNREACHABLE when it cannot be read); an existing id is 409 LIBRARY_EXISTS.',
       tags,
-      body: apiSchemas.libraryCreate,
+      body: docindexSchemas.libraryCreate,
       responses: { 201: { description: '`{library, job?}`' }, 409: { description: 'LIBRARY_EXISTS', schema: apiSchemas.error } },
       handler: async (ctx: Context) => {
         ctx.status = 201;
@@ -52,7 +53,7 @@ export const libraryRoutes: RouteFactory = (deps) => {
       path: '/api/v1/libs/:id',
       summary: 'Update title, description, branch or gitHostToken (null removes)',
       tags,
-      body: apiSchemas.libraryUpdate,
+      body: docindexSchemas.libraryUpdate,
       responses: { 200: { description: '`{library}`' }, 404: { description: 'LIBRARY_NOT_FOUND', schema: apiSchemas.error } },
       handler: async (ctx: Context) => {
         ctx.body = { library: await service.updateLibrary(deps, ctx.params.id!, body(ctx)) };
@@ -107,7 +108,7 @@ export const libraryRoutes: RouteFactory = (deps) => {
       summary: 'Register a version (a git tag) and index it unless autoIndex is false',
       description: 'The tag must exist (400 TAG_NOT_FOUND); for git-host libraries it is checked against the remote tag list.',
       tags,
-      body: apiSchemas.versionCreate,
+      body: docindexSchemas.versionCreate,
       responses: { 201: { description: '`{version, job}` (job null when autoIndex is false)' }, 409: { description: 'VERSION_EXISTS', schema: apiSchemas.error } },
       handler: async (ctx: Context) => {
         ctx.status = 201;

@@ -1,5 +1,5 @@
 import { AppError } from '../../core/errors.js';
-import { Library, LibraryVersion } from '../../db/entities/index.js';
+import { Library, LibraryVersion } from '../entities/library.js';
 import type { HttpError } from '../../api/errors.js';
 import type { ContextResult, RetrievalDeps } from './context.js';
 

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../support/http.js';
-import type { RouteFactory } from '../../api/app.js';
+import type { RouteFactory } from '../../api/deps.js';
 import { ConflictError } from '../../core/errors.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TASK_QUEUE_NAMES } from '../../core/config.js';
+import { TASK_QUEUE_NAMES } from '../../runtime/services.js';
 import { ConfigError } from '../../core/errors.js';
 import { parseQueues } from '../../runtime/main.js';
 import { json } from '../support/http.js';

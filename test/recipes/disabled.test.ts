@@ -48,7 +48,7 @@ describe('QUEUE_PROCESSING_ENABLED=false', () => {
     // "Restart" the workers with processing enabled: the new worker opens the pool at start.
     await h.stack.workers!.shutdown();
     const config = { ...h.stack.config, recipes: { ...h.stack.config.recipes, processingEnabled: true } };
-    enabled = await startStack({ config, log: createLogger('warn', 'test:enabled'), api: false, queues: ['recipes'], services: 'attach', workflowsPath: PROBE_WORKFLOWS });
+    enabled = await startStack({ config, log: createLogger('warn', 'test:enabled'), api: false, queues: ['recipes'], services: 'attach', extraWorkflows: [PROBE_WORKFLOWS] });
     const done = await waitForItem(h.url, id);
     expect(done.status).toBe('success');
     expect((await slotsState(h.stack.temporal, h.stack.config, 'recipes'))?.limit).toBe(2);

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Context } from 'koa';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { RouteFactory } from '../../api/app.js';
+import type { RouteFactory } from '../../api/deps.js';
 import type { Config } from '../../core/config.js';
 import { createLogger } from '../../core/log.js';
 import type { Orm } from '../../db/orm.js';

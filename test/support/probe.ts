@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { RouteFactory } from '../../api/app.js';
+import type { RouteFactory } from '../../api/deps.js';
 import { streamEvents } from '../../api/sse.js';
 import { jobState, type JobKind } from '../../jobs/kinds.js';
 import { launchJob } from '../../jobs/launch.js';

@@ -4,8 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import type { RouteFactory } from '../../api/app.js';
-import { loadConfig, TASK_QUEUE_NAMES, type QueueName } from '../../core/config.js';
+import type { RouteFactory } from '../../api/deps.js';
+import { loadConfig, type QueueName } from '../../core/config.js';
+import { TASK_QUEUE_NAMES } from '../../runtime/services.js';
 import { createLogger, type LogLevel } from '../../core/log.js';
 import type { JobKind } from '../../jobs/kinds.js';
 import { ensureDatabase } from '../../runtime/postgres.js';
@@ -50,7 +51,7 @@ export async function startTestStack(
     routes?: RouteFactory[];
     queues?: readonly QueueName[];
     api?: boolean;
-    workflowsPath?: string;
+    extraWorkflows?: readonly string[];
     healthProbeTimeoutMs?: number;
   } = {},
 ): Promise<TestStack> {
@@ -75,7 +76,7 @@ export async function startTestStack(
     api: o.api ?? true,
     queues: o.queues ?? TASK_QUEUE_NAMES,
     services: 'attach',
-    workflowsPath: o.workflowsPath ?? PROBE_WORKFLOWS,
+    extraWorkflows: o.extraWorkflows ?? [PROBE_WORKFLOWS],
     reconcileGraceMs: 0,
     ...(o.kinds && { kinds: o.kinds }),
     ...(o.routes && { routes: o.routes }),

@@ -463,14 +463,14 @@ async function encode(wavBytes: Buffer, ext: string): Promise<Buffer> {
 describe('determinism', () => {
   it('replays the histories of finished jobs with the current workflow code', async () => {
     const { Worker } = await import('@temporalio/worker');
-    const { WORKFLOWS_PATH } = await import('../../runtime/worker.js');
+    const { workflowBundle } = await import('../../runtime/worker.js');
     const { Job } = await import('../../db/entities/job.js');
     const jobs = await h.stack.orm.em.fork().find(Job, { kind: 'transcription', completedAt: { $ne: null } }, { limit: 4, orderBy: { createdAt: 'asc' } });
     expect(jobs.length).toBe(4);
     const histories = await Promise.all(
       jobs.map(async (j) => ({ workflowId: j.workflowId, history: await h.stack.temporal.workflow.getHandle(j.workflowId).fetchHistory() })),
     );
-    const results = Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, replayName: 'transcription' }, histories);
+    const results = Worker.runReplayHistories({ workflowBundle: await workflowBundle(), replayName: 'transcription' }, histories);
     for await (const r of results) expect(r.error).toBeUndefined();
   });
 });

@@ -199,13 +199,13 @@ describe('an OpenAI-compatible backend', () => {
 
   it('replays the histories of finished synchronous jobs with the current workflow code', async () => {
     const { Worker } = await import('@temporalio/worker');
-    const { WORKFLOWS_PATH } = await import('../../runtime/worker.js');
+    const { workflowBundle } = await import('../../runtime/worker.js');
     const jobs = await h.stack.orm.em.fork().find(Job, { kind: 'transcription', completedAt: { $ne: null } });
     expect(jobs.length).toBeGreaterThanOrEqual(5);
     const histories = await Promise.all(
       jobs.map(async (j) => ({ workflowId: j.workflowId, history: await h.stack.temporal.workflow.getHandle(j.workflowId).fetchHistory() })),
     );
-    for await (const r of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, replayName: 'transcription-sync' }, histories)) {
+    for await (const r of Worker.runReplayHistories({ workflowBundle: await workflowBundle(), replayName: 'transcription-sync' }, histories)) {
       expect(r.error).toBeUndefined();
     }
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openOrm, type Orm } from '../../../db/orm.js';
+import { type Orm } from '../../../db/orm.js';
+import { openDatabase } from '../../../runtime/database.js';
 import { keywordSearch, refreshTermStatistics } from '../../../docindex/search/keyword.js';
 import { createTestDatabase } from '../../support/stack.js';
 
@@ -17,7 +18,7 @@ const terms = async (versionId: string | null) =>
   }[];
 
 beforeAll(async () => {
-  orm = await openOrm(await createTestDatabase('t'));
+  orm = await openDatabase(await createTestDatabase('t'));
   await orm.getMigrator().up({ to: 'Migration20261128000000_snippet_neighbours' });
   await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values ('/a/b', 'B', 'local', '/b', 'indexed', 30, 5, now(), now())`);
   await sql(`insert into library_version (id, repository_id, tag, state, total_snippets, created_at) values ('/a/b/v1', '/a/b', 'v1', 'indexed', 25, now())`);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openOrm, type Orm } from '../../../db/orm.js';
+import { type Orm } from '../../../db/orm.js';
+import { openDatabase } from '../../../runtime/database.js';
 import { createTestDatabase } from '../../support/stack.js';
 
 /**
@@ -10,7 +11,7 @@ let orm: Orm;
 const sql = (q: string, params: unknown[] = []) => orm.em.fork().execute(q, params);
 
 beforeAll(async () => {
-  orm = await openOrm(await createTestDatabase('m'));
+  orm = await openDatabase(await createTestDatabase('m'));
   await orm.getMigrator().up({ to: 'Migration20261126000000_event_retention' });
   await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values ('/a/b', 'B', 'local', '/b', 'indexed', 1, 5, now(), now())`);
   await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('d', '/a/b', 'README.md', 'x', now())`);

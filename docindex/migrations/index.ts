@@ -1,0 +1,19 @@
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261121010000_library } from './Migration20261121010000_library.js';
+import { Migration20261122010000_embedding_profiles } from './Migration20261122010000_embedding_profiles.js';
+import { Migration20261124000000_search } from './Migration20261124000000_search.js';
+import { Migration20261125000000_search_headings } from './Migration20261125000000_search_headings.js';
+import { Migration20261127000000_search_stems } from './Migration20261127000000_search_stems.js';
+import { Migration20261128000000_snippet_neighbours } from './Migration20261128000000_snippet_neighbours.js';
+import { Migration20261129000000_search_terms } from './Migration20261129000000_search_terms.js';
+
+/** This service's committed migrations; the platform runs every service's in the order of their names (db/migrations/index.ts). */
+export const migrations: MigrationObject[] = [
+  { name: 'Migration20261121010000_library', class: Migration20261121010000_library },
+  { name: 'Migration20261122010000_embedding_profiles', class: Migration20261122010000_embedding_profiles },
+  { name: 'Migration20261124000000_search', class: Migration20261124000000_search },
+  { name: 'Migration20261125000000_search_headings', class: Migration20261125000000_search_headings },
+  { name: 'Migration20261127000000_search_stems', class: Migration20261127000000_search_stems },
+  { name: 'Migration20261128000000_snippet_neighbours', class: Migration20261128000000_snippet_neighbours },
+  { name: 'Migration20261129000000_search_terms', class: Migration20261129000000_search_terms },
+];

@@ -1,0 +1,33 @@
+import type { ServiceModule } from '../runtime/service.js';
+import { createIndexingActivities } from './activities.js';
+import { closeProviders, ensureDefaultProfile } from './embeddings/profiles.js';
+import { EmbeddingProfile } from './entities/embedding-profile.js';
+import { Library, LibraryVersion } from './entities/library.js';
+import { LibraryDocument, LibraryRules, SearchTerm, Setting, Snippet, SnippetEmbedding, StagedDocument } from './entities/snippet.js';
+import { indexJobKind } from './kind.js';
+import { migrations } from './migrations/index.js';
+import { contextRoutes } from './routes/context.js';
+import { embeddingSettingsRoutes } from './routes/embedding-settings.js';
+import { indexJobRoutes } from './routes/index-jobs.js';
+import { indexSettingsRoutes } from './routes/index-settings.js';
+import { libraryRoutes } from './routes/libraries.js';
+import { closeSearch } from './search/search.js';
+import { context7ErrorBody } from './search/context7.js';
+
+/** The documentation index (docs/documentation-index.md): libraries indexed into snippets, searched over REST and MCP. */
+export const docIndexService: ServiceModule = {
+  name: 'documentation index',
+  kinds: [indexJobKind],
+  queues: { indexing: createIndexingActivities },
+  workflows: new URL('./workflow.ts', import.meta.url),
+  routes: [contextRoutes, libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes],
+  // Context7's route family answers errors as `{error, message}`, auth failures included.
+  errorFormats: [{ prefix: '/api/v2/', format: context7ErrorBody }],
+  entities: [Library, LibraryVersion, LibraryDocument, Snippet, SearchTerm, SnippetEmbedding, LibraryRules, StagedDocument, Setting, EmbeddingProfile],
+  migrations,
+  start: ({ orm, config, log }) => ensureDefaultProfile(orm.em, config, log),
+  stop: async () => {
+    await closeProviders();
+    await closeSearch();
+  },
+};

@@ -1,0 +1,44 @@
+import type { EntityClass, EntitySchema, MigrationObject } from '@mikro-orm/core';
+import type { ActivityDeps } from '../activities/deps.js';
+import type { RouteFactory } from '../api/deps.js';
+import type { ErrorFormatter } from '../api/errors.js';
+import type { Config } from '../core/config.js';
+import type { Logger } from '../core/log.js';
+import type { Orm } from '../db/orm.js';
+import type { JobKind } from '../jobs/kinds.js';
+
+/** A worker's activities, by name. */
+export type Activities = Record<string, (...args: never[]) => unknown>;
+
+/**
+ * What a service is, declared once in its folder's module.ts and listed in runtime/services.ts: the platform (the
+ * worker, the API, the database, the jobs machinery) reads everything it needs from here. See docs/development.md,
+ * "Adding a service".
+ */
+export interface ServiceModule {
+  /** A short name for logs and errors. */
+  name: string;
+  /** The job kinds its workflows run (status words, events; jobs/kinds.ts). */
+  kinds?: JobKind[];
+  /**
+   * Its task queues, each with the activities that queue's workers register (besides the shared ones every worker
+   * has). A queue is named once, by the service that owns it.
+   */
+  queues?: Record<string, (deps: ActivityDeps) => Activities>;
+  /**
+   * The module that exports its workflow functions (an absolute path, from `new URL('./workflow.ts',
+   * import.meta.url)`): the workers bundle every service's (runtime/worker.ts).
+   */
+  workflows?: URL;
+  /** Its HTTP routes; the JSON Schemas they name (its schemas.ts) are what validation and OpenAPI use. */
+  routes?: RouteFactory[];
+  /** Error bodies in another shape for a family of routes (Context7's `/api/v2/`), auth failures included. */
+  errorFormats?: { prefix: string; format: ErrorFormatter }[];
+  entities?: (EntityClass<object> | EntitySchema)[];
+  /** Its migrations; the platform runs every service's in the order of their names (timestamps). */
+  migrations?: MigrationObject[];
+  /** Runs once the database is migrated, in every process (the default embedding profile, say). */
+  start?(deps: { orm: Orm; config: Config; log: Logger }): Promise<void>;
+  /** Releases what the service holds in this process (threads, models), at shutdown. */
+  stop?(): Promise<void>;
+}

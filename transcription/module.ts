@@ -1,0 +1,18 @@
+import { createPushActivities } from '../activities/push.js';
+import type { ServiceModule } from '../runtime/service.js';
+import { createTranscriptionActivities } from './activities.js';
+import { Transcription, TranscriptionWebhook } from './entities.js';
+import { transcriptionKind } from './kind.js';
+import { migrations } from './migrations/index.js';
+import { transcriptionRoutes } from './routes.js';
+
+/** Transcription (docs/transcription.md): a video-site URL, upload or recording, through an ASR server, to transcripts. */
+export const transcriptionService: ServiceModule = {
+  name: 'transcription',
+  kinds: [transcriptionKind],
+  queues: { transcription: (deps) => ({ ...createTranscriptionActivities(deps), ...createPushActivities(deps) }) },
+  workflows: new URL('./workflow.ts', import.meta.url),
+  routes: [transcriptionRoutes],
+  entities: [Transcription, TranscriptionWebhook],
+  migrations,
+};
