@@ -4,7 +4,7 @@ import * as service from '../service.js';
 import { apiSchemas } from '../../schemas/index.js';
 import type { RouteFactory } from '../../api/app.js';
 
-/** Libraries and versions (README, "Documentation index"): /api/v1/libs. `:id` is the URL-encoded library id (`%2Fowner%2Frepo`). */
+/** Libraries and versions (docs/documentation-index.md): /api/v1/libs. `:id` is the URL-encoded library id (`%2Fowner%2Frepo`). */
 export const libraryRoutes: RouteFactory = (deps) => {
   const tags = ['documentation index'];
   const body = <T>(ctx: Context) => (ctx.request as { body?: unknown }).body as T;
