@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 
 /**
- * CORS (README, "API conventions"): any origin, `Content-Type, Authorization`, and on every route OPTIONS answers 204 with
+ * CORS (docs/api.md): any origin, `Content-Type, Authorization`, and on every route OPTIONS answers 204 with
  * the methods of its route family (for libraries: GET, POST, PATCH, DELETE, OPTIONS). A family is the path up to
  * its resource name: /api/v1/libs/..., /api/jobs/..., /healthz.
  */

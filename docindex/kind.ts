@@ -15,7 +15,7 @@ export interface IndexJobDetail {
 
 export const indexDetail = (job: Job) => job.detail as unknown as IndexJobDetail;
 
-/** An indexing job as the API shows it (README, "Documentation index"). */
+/** An indexing job as the API shows it (docs/documentation-index.md). */
 export function serializeIndexJob(job: Job) {
   const d = indexDetail(job);
   return {

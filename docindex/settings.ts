@@ -4,7 +4,7 @@ import { Setting } from './entities/snippet.js';
 export const CONCURRENCY_KEY = 'indexing.concurrency';
 export const DEFAULT_CONCURRENCY = 2;
 
-/** At least 1, at most the larger of (CPUs - 1) and 1 (README, "Documentation index", Concurrency). */
+/** At least 1, at most the larger of (CPUs - 1) and 1 (docs/documentation-index.md, "Concurrency"). */
 export function clampConcurrency(value: number, cpus: number): number {
   return Math.min(Math.max(Math.trunc(value), 1), Math.max(cpus - 1, 1));
 }

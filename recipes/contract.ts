@@ -5,7 +5,7 @@
 export const RECIPE_KIND = 'recipe';
 export const RECIPE_WORKFLOW = 'recipeWorkflow';
 
-/** Queue item statuses (README, "Recipe queue"). `unhealthy`: a recoverable failure outlasted its attempts; `error`: permanent. */
+/** Queue item statuses (docs/recipes.md). `unhealthy`: a recoverable failure outlasted its attempts; `error`: permanent. */
 export const QUEUE_STATUSES = ['pending', 'in_progress', 'success', 'error', 'unhealthy'] as const;
 export type QueueStatus = (typeof QUEUE_STATUSES)[number];
 
@@ -26,7 +26,7 @@ export const PHASES = ['extraction', 'parsing', 'uploading'] as const;
 export type PhaseName = (typeof PHASES)[number];
 export type PhaseStatus = 'pending' | 'in_progress' | 'completed' | 'error';
 
-/** One phase of an item (README, "Recipe queue"), plus how many attempts the current run has made of it. */
+/** One phase of an item (docs/recipes.md), plus how many attempts the current run has made of it. */
 export interface PhaseEntry {
   name: PhaseName;
   status: PhaseStatus;
@@ -39,7 +39,7 @@ export interface PhaseEntry {
   attempts?: number;
 }
 
-/** An item's results (README, "Recipe queue"); filled as phases complete (all four once the item is `success`). */
+/** An item's results (docs/recipes.md); filled as phases complete (all four once the item is `success`). */
 export interface RecipeResults {
   recipe?: Record<string, unknown>;
   recipeManagerUrl?: string;

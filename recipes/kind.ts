@@ -5,13 +5,13 @@ import type { JobKind } from '../jobs/kinds.js';
 import { type PhaseEntry, type QueueStatus, RECIPE_KIND, RECIPE_STATUSES, type RecipeResults } from './contract.js';
 import { failRunning } from './phases.js';
 
-/** Only what is there: `results` and `error` are optional (README, "Recipe queue"). */
+/** Only what is there: `results` and `error` are optional (docs/recipes.md). */
 function results(item: RecipeItem | null): RecipeResults | undefined {
   const r = item?.results;
   return r && Object.keys(r).length ? r : undefined;
 }
 
-/** A queue item as the API shows it (README, "Recipe queue": its fields, plus `runs` and the run's start and end). */
+/** A queue item as the API shows it (docs/recipes.md: its fields, plus `runs` and the run's start and end). */
 export function itemView(job: Job, item: RecipeItem) {
   const r = results(item);
   return {
@@ -32,7 +32,7 @@ export type ItemView = ReturnType<typeof itemView>;
 
 export const QUEUE_UPDATE = 'queue-update';
 
-/** An item's status update: the `queue-update` event's data (README, "Recipe queue", "Events"). */
+/** An item's status update: the `queue-update` event's data (docs/recipes.md, "Events"). */
 export function queueUpdate(job: Job, item: RecipeItem | null) {
   const r = results(item);
   return {

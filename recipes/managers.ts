@@ -5,7 +5,7 @@ import { parseIngredient } from './ingredients.js';
 import { durationMinutes, type SchemaRecipe } from './recipe.js';
 
 /**
- * The uploading phase's recipe managers (README, "Recipe queue"): Mealie by default, Tandoor by configuration.
+ * The uploading phase's recipe managers (docs/recipes.md): Mealie by default, Tandoor by configuration.
  * Both take `Authorization: Bearer <RECIPE_MANAGER_TOKEN>`. 401/403 (a wrong token), 400/422 (Mealie's
  * BAD_RECIPE_DATA) and other 4xx are permanent; 408, 429 and 5xx recoverable.
  */

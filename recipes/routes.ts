@@ -15,7 +15,7 @@ const itemResponse = { description: 'The queue item', schema: recipesSchemas.rec
 const notFound = { description: 'ITEM_NOT_FOUND', schema: apiSchemas.error };
 const stream = { description: 'Server-sent events; each queue-update carries this', contentType: 'text/event-stream', schema: recipesSchemas.recipesUpdate };
 
-/** The retry answers `{success, message}`, failures included (README, "Recipe queue"). */
+/** The retry answers `{success, message}`, failures included (docs/recipes.md). */
 const retryError: ErrorFormatter = (e) => ({ success: false, message: e.message, code: e.code });
 
 /** The deprecated synchronous endpoints go away on this date (RFC 8594). */
@@ -30,8 +30,8 @@ const finishes = (e: StoredEvent) => e.event === QUEUE_UPDATE && FINISHED_STATUS
 const asQueueUpdate = (e: StoredEvent): SseMessage | null => (e.event === QUEUE_UPDATE ? { event: QUEUE_UPDATE, data: e.data } : null);
 
 /**
- * The recipe queue (README, "Recipe queue") under /api/queue, and the deprecated synchronous /api/extract and /api/extract-stream.
- * See the README ("Recipe queue") for the flow, the failure classes and the events.
+ * The recipe queue (docs/recipes.md) under /api/queue, and the deprecated synchronous /api/extract and /api/extract-stream.
+ * See docs/recipes.md for the flow, the failure classes and the events.
  */
 export const recipeRoutes: RouteFactory = (deps) => {
   const { config, orm, hub } = deps;

@@ -15,7 +15,7 @@ import { failureMessage, runJob } from '../workflows/job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from '../workflows/retry-policy.js';
 
 /**
- * One recipe queue item, one run (README, "Recipe queue"): a slot of the `recipes` pool (QUEUE_CONCURRENCY; none
+ * One recipe queue item, one run (docs/recipes.md): a slot of the `recipes` pool (QUEUE_CONCURRENCY; none
  * while QUEUE_PROCESSING_ENABLED is false), then extraction -> parsing -> uploading, each an activity with at most
  * QUEUE_RETRY_ATTEMPTS attempts of QUEUE_TIMEOUT_MS for recoverable failures. A permanent failure ends the item
  * `error` at once; recoverable ones that use up the attempts end it `unhealthy`. The ending is written inside the

@@ -4,7 +4,7 @@ import { redact } from '../core/redact.js';
 import { retryAfterMs } from '../core/retry-after.js';
 
 /**
- * The transcription backend's HTTP contract, as Gristmill speaks it (README, "The transcription backend"):
+ * The transcription backend's HTTP contract, as Gristmill speaks it (docs/transcription.md, "The transcription backend"):
  *
  * - `POST {ASR_BASE_URL}/jobs`, multipart/form-data with fields `file` (the audio: 16 kHz mono WAV),
  *   `callback_url` (where to post the finished job) and `external_id` (our job id, for the backend's logs):

@@ -24,7 +24,7 @@ const webhookError: ErrorFormatter = (e) => ({ ok: false, error: e.message });
 const webhookToken = (ctx: Context) => (Array.isArray(ctx.query.token) ? ctx.query.token[0] : ctx.query.token);
 
 /**
- * Transcription jobs under /api/jobs, and the backend's webhook. See the README ("Transcription") for the flow
+ * Transcription jobs under /api/jobs, and the backend's webhook. See docs/transcription.md for the flow
  * and the events.
  */
 export const transcriptionRoutes: RouteFactory = (deps) => {

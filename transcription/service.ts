@@ -290,7 +290,7 @@ export class TranscriptionService {
   }
 
   /**
-   * A webhook call (README, "The webhook"). Authenticated by the token of the job's current submission; a
+   * A webhook call (docs/transcription.md, "The webhook"). Authenticated by the token of the job's current submission; a
    * missing or wrong token, or an unknown job, is 404 and changes nothing. Model-lifecycle and progress notices,
    * and calls for a job that already ended, are acknowledged and change nothing. Otherwise the payload is stored,
    * its id signalled to the workflow (durable even with no worker up), and the answer waits for the outcome:

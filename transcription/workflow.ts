@@ -27,7 +27,7 @@ import { transcribeSynchronously } from './sync-workflow.js';
 export const asrWebhookSignal = defineSignal<[WebhookNotice]>(ASR_WEBHOOK_SIGNAL);
 
 /**
- * One transcription job, start to end (README, "Transcription"):
+ * One transcription job, start to end (docs/transcription.md):
  *   URL: captions (a non-empty caption file finishes the job) -> download; upload: the persisted file ->
  *   ffmpeg in the chosen mode -> submit, waiting for the model on 503 (bounded) -> the backend's webhook (a signal;
  *   stale and replayed calls are ignored) -> transcript stored and `done` -> push notification -> cleanup.

@@ -5,7 +5,7 @@ import type { RouteFactory } from '../deps.js';
 
 const TAGS = ['notifications'];
 
-/** Web push subscriptions (README, "Push notifications"), shared by every service that notifies. */
+/** Web push subscriptions (docs/push.md), shared by every service that notifies. */
 export const notificationRoutes: RouteFactory = (deps) => {
   const push = new PushService({ config: deps.config, log: deps.log.child('push') });
   const em = () => deps.orm.em.fork();

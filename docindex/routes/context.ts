@@ -9,7 +9,7 @@ import type { RouteFactory } from '../../api/deps.js';
 import type { RouteSpec } from '../../api/routes.js';
 
 /**
- * Context retrieval (README, "Search and context"): GET /api/v1/context, the Context7-compatible library search (v1 and v2) and v2
+ * Context retrieval (docs/documentation-index.md, "Search and context"): GET /api/v1/context, the Context7-compatible library search (v1 and v2) and v2
  * context, and the MCP server over streamable HTTP at /mcp. Registered before the library routes, so
  * /api/v1/libs/search is not taken for a library id.
  */

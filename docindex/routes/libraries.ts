@@ -5,7 +5,7 @@ import { apiSchemas } from '../../schemas/index.js';
 import { docindexSchemas } from '../schemas.js';
 import type { RouteFactory } from '../../api/deps.js';
 
-/** Libraries and versions (README, "Documentation index"): /api/v1/libs. `:id` is the URL-encoded library id (`%2Fowner%2Frepo`). */
+/** Libraries and versions (docs/documentation-index.md): /api/v1/libs. `:id` is the URL-encoded library id (`%2Fowner%2Frepo`). */
 export const libraryRoutes: RouteFactory = (deps) => {
   const tags = ['documentation index'];
   const body = <T>(ctx: Context) => (ctx.request as { body?: unknown }).body as T;

@@ -11,7 +11,7 @@ import { budgetWithSections } from './neighbourhood.js';
 import { loadSnippets, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
 
 /**
- * Context retrieval (README, "Search and context"): GET /api/v1/context, the Context7 v2 endpoint and the MCP
+ * Context retrieval (docs/documentation-index.md, "Search and context"): GET /api/v1/context, the Context7 v2 endpoint and the MCP
  * `query-docs` tool all call `retrieveContext`.
  */
 
@@ -51,7 +51,7 @@ function bounded(query: string): string {
   return space > MAX_QUERY_CHARS / 2 ? cut.slice(0, space) : cut;
 }
 
-/** The defaults and coercions (README, "Search and context"); nothing here rejects (blank libraryId and query are checked by retrieveContext). */
+/** The defaults and coercions (docs/documentation-index.md, "Search and context"); nothing here rejects (blank libraryId and query are checked by retrieveContext). */
 export function contextParams(raw: Record<string, unknown>, defaults: { type?: 'json' | 'txt' } = {}): ContextParams {
   const type = str(raw.type)?.trim().toLowerCase();
   const tokensRaw = str(raw.tokens);

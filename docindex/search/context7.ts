@@ -4,7 +4,7 @@ import type { HttpError } from '../../api/errors.js';
 import type { ContextResult, RetrievalDeps } from './context.js';
 
 /**
- * Context7-compatible shapes (README, "Search and context"): library search, the v2 context body and text,
+ * Context7-compatible shapes (docs/documentation-index.md, "Search and context"): library search, the v2 context body and text,
  * and `{error, message}` errors with Context7's codes.
  */
 

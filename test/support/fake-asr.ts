@@ -1,5 +1,5 @@
 /**
- * A fake transcription backend that speaks every protocol Gristmill does (README, "The transcription backend"), all
+ * A fake transcription backend that speaks every protocol Gristmill does (docs/transcription.md, "The transcription backend"), all
  * at once on one port unless told otherwise. The tests drive it; it also runs on its own for demos:
  *
  *   npm run fake-asr -- --port 9000 [--protocol all|callback|openai|whisper-cpp|whisper-asr] [--load-seconds 5] [--delay-ms 500]

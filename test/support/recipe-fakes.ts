@@ -1,5 +1,5 @@
 /**
- * The third parties of the recipe queue, as real HTTP servers on 127.0.0.1 (README, "Recipe queue"):
+ * The third parties of the recipe queue, as real HTTP servers on 127.0.0.1 (docs/recipes.md):
  *
  * - FakeSocialSite: post pages (a caption in Open Graph tags, a schema.org Recipe in JSON-LD, plain text), their
  *   pictures, and any status code.

@@ -6,7 +6,7 @@ import { openaiBackend } from './openai.js';
 import { whisperAsrBackend } from './whisper-asr.js';
 
 /**
- * The transcription backends (ASR_BACKEND; README, "The transcription backend"). Two families:
+ * The transcription backends (ASR_BACKEND; docs/transcription.md, "The transcription backend"). Two families:
  *
  * - `callback`: Gristmill's own contract (transcription/asr-client.ts): the audio is submitted, the backend calls
  *   the webhook when it is done, and 503 means "wait for the model on /model/events".

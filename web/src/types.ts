@@ -1,4 +1,4 @@
-/** The API's resources, as far as the UI reads them (README and /api/openapi.json have the rest). */
+/** The API's resources, as far as the UI reads them (docs/ and /api/openapi.json have the rest). */
 
 export type LibraryState = 'pending' | 'indexing' | 'indexed' | 'error';
 
