@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { inflateRawSync } from 'node:zlib';
-import { gristmillCacheDir } from '../runtime/binaries.js';
+import { gristmillCacheDir } from '../core/binaries.js';
 
 /**
  * Gristmill's default local model, all-MiniLM-L6-v2, for the quality benchmark on a machine that cannot reach the

@@ -12,6 +12,7 @@ import { indexJobRoutes } from './routes/index-jobs.js';
 import { indexSettingsRoutes } from './routes/index-settings.js';
 import { libraryRoutes } from './routes/libraries.js';
 import { closeSearch } from './search/search.js';
+import { sealPlainSecrets } from './secrets.js';
 import { context7ErrorBody } from './search/context7.js';
 
 /** The documentation index (docs/documentation-index.md): libraries indexed into snippets, searched over REST and MCP. */
@@ -25,7 +26,10 @@ export const docIndexService: ServiceModule = {
   errorFormats: [{ prefix: '/api/v2/', format: context7ErrorBody }],
   entities: [Library, LibraryVersion, LibraryDocument, Snippet, SearchTerm, SnippetEmbedding, LibraryRules, StagedDocument, Setting, EmbeddingProfile],
   migrations,
-  start: ({ orm, config, log }) => ensureDefaultProfile(orm.em, config, log),
+  start: async ({ orm, config, log }) => {
+    await sealPlainSecrets(orm, config, log);
+    await ensureDefaultProfile(orm.em, config, log);
+  },
   stop: async () => {
     await closeProviders();
     await closeSearch();

@@ -21,7 +21,7 @@ import { parseWithModel } from './llm.js';
 import { createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from './managers.js';
 import { overallProgress, withPhase } from './phases.js';
 import type { SchemaRecipe } from './recipe.js';
-import { type Tool, Tools } from '../runtime/tools.js';
+import { type Tool, Tools } from '../core/tools.js';
 import type { ActivityDeps } from '../activities/deps.js';
 import { retryLater } from '../activities/retry-later.js';
 

@@ -3,7 +3,7 @@ import { PermanentError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { redact } from '../core/redact.js';
 import type { OutboundGuard } from '../outbound/guard.js';
-import type { Tool } from '../runtime/tools.js';
+import type { Tool } from '../core/tools.js';
 import { findRecipeNode, readPage } from './html.js';
 import { type CallContext, readText, request, statusFailure } from './http.js';
 import { fromJsonLd, recipeText, type SchemaRecipe } from './recipe.js';

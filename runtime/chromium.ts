@@ -1,10 +1,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Logger } from '../core/log.js';
-import { isExecutable, onPath, toolNotFound } from './binaries.js';
+import { isExecutable, onPath, toolNotFound } from '../core/binaries.js';
 
 /**
- * Chromium for the browser tests (test/web). Like ffmpeg and yt-dlp (runtime/tools.ts), nothing has to be installed
+ * Chromium for the browser tests (test/web). Like ffmpeg and yt-dlp (core/tools.ts), nothing has to be installed
  * by hand: CHROMIUM_PATH -> `chromium` / `chromium-browser` on PATH -> /usr/bin/chromium -> when running as root
  * with apt-get, `apt-get install -y --no-install-recommends chromium` (after `apt-get update` when the first try
  * fails). Playwright's own browser downloads are never used: Debian's chromium is driven by playwright-core.

@@ -7,7 +7,6 @@ import type { ActivityDeps } from '../activities/deps.js';
 import type { Config, QueueName } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import { migrate, type Orm } from '../db/orm.js';
-import { sealPlainSecrets } from '../db/secrets.js';
 import { closeOutbound } from '../outbound/guard.js';
 import { EventHub } from '../jobs/hub.js';
 import { type JobKind, JobKinds } from '../jobs/kinds.js';
@@ -109,7 +108,6 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const orm = await openDatabase(pgEndpoint.url, log.child('db'));
     onStop('database pool', () => orm.close());
     await migrate(orm, pgEndpoint.url, log);
-    await sealPlainSecrets(orm, config, log);
     for (const service of services) {
       await service.start?.({ orm, config, log: log.child(service.name) });
       const stopService = service.stop;

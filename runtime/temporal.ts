@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
-import { gristmillCacheDir, isExecutable, onPath, toolNotFound } from './binaries.js';
+import { gristmillCacheDir, isExecutable, onPath, toolNotFound } from '../core/binaries.js';
 import { spawnManaged, stopManaged, tail } from './processes.js';
 
 const run = promisify(execFile);

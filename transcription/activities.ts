@@ -9,7 +9,7 @@ import { jobStopped, owns } from '../jobs/ownership.js';
 import { removeWorkFolder } from '../jobs/work-folders.js';
 import { Transcription, TranscriptionWebhook } from './entities.js';
 import { outboundGuard } from '../outbound/guard.js';
-import { Tools } from '../runtime/tools.js';
+import { Tools } from '../core/tools.js';
 import { cancelBackendJob, submitJob, waitForModel, type ModelWaitOutcome } from './asr-client.js';
 import { TRANSCRIPTION_STATUSES } from './kind.js';
 import { downloadAudio, fetchCaptions, prepareAudio, type RunContext, Semaphore } from './media.js';

@@ -3,7 +3,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { PermanentError } from '../core/errors.js';
-import type { Tool } from '../runtime/tools.js';
+import type { Tool } from '../core/tools.js';
 import { type RunContext, runTool } from './media.js';
 
 /**

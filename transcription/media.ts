@@ -13,10 +13,10 @@ import {
   chooseMode,
   parseAnalysis,
 } from './transcripts/audio.js';
-import type { Tool } from '../runtime/tools.js';
+import type { Tool } from '../core/tools.js';
 
 /**
- * The media steps of a transcription, on top of ffmpeg and yt-dlp (runtime/tools.ts). Every run is a child process
+ * The media steps of a transcription, on top of ffmpeg and yt-dlp (core/tools.ts). Every run is a child process
  * that the activity's signal kills (cancelled, or stopped for making no progress), heartbeating as it moves.
  */
 export interface RunContext {

@@ -8,7 +8,7 @@ import { Job } from '../db/entities/job.js';
 import { jobStopped } from '../jobs/ownership.js';
 import type { Transcription } from './entities.js';
 import type { Orm } from '../db/orm.js';
-import type { Tools } from '../runtime/tools.js';
+import type { Tools } from '../core/tools.js';
 import { backendLabel, type SyncBackend, type SyncBackendKind, syncBackend } from './backends/index.js';
 import { type ChunkTranscript, stitchChunks } from './backends/segments.js';
 import { detectSilences, maxChunkSeconds, planChunks, readWavInfo, writeChunks } from './chunks.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { startThread } from '../../runtime/threads.js';
+import { startThread } from '../../core/threads.js';
 import { type DownloadProgress, EmbeddingError, type EmbeddingProvider, ModelUnavailableError } from './provider.js';
 
 /** The default local model: all-MiniLM-L6-v2 as exported for transformers.js (384 dimensions). */

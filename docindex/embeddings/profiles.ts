@@ -95,7 +95,7 @@ export async function disableUnavailableDefault(em: EntityManager, reason: strin
   if (changed) {
     log.warn(
       `disabled the default local embedding profile, search is keyword-only: ${reason} ` +
-        'Put the model there (see "Embeddings" in the README for offline installs), then enable the profile again in Settings.',
+        'Put the model there (see "Embeddings" in docs/documentation-index.md for offline installs), then enable the profile again in Settings.',
     );
   }
   return changed > 0;

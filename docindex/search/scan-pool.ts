@@ -1,5 +1,5 @@
 import type { Worker } from 'node:worker_threads';
-import { startThread } from '../../runtime/threads.js';
+import { startThread } from '../../core/threads.js';
 import type { Layout, Top } from './scan.js';
 
 export interface ScanRequest {

@@ -9,7 +9,7 @@ import { redact } from '../../core/redact.js';
 import { SECRETS_FILE, secretBox } from '../../core/secrets.js';
 import { apiKeyContext } from '../../docindex/entities/embedding-profile.js';
 import { gitHostTokenContext } from '../../docindex/entities/library.js';
-import { sealPlainSecrets } from '../../db/secrets.js';
+import { sealPlainSecrets } from '../../docindex/secrets.js';
 import { api, enc, expectError, waitForJob } from '../docindex/helpers.js';
 import { type GitHost, startGitHost, TestRepo } from '../support/git.js';
 import { startTestStack, type TestStack } from '../support/stack.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createLogger } from '../../core/log.js';
-import { findFfmpeg } from '../../runtime/tools.js';
+import { findFfmpeg } from '../../core/tools.js';
 
 /**
  * The real ffmpeg behind a wrapper (FFMPEG_PATH) that records every run and, once armed, makes the next conversion

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError, PermanentError, RecoverableError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
-import { findFfmpeg, type Tool } from '../../runtime/tools.js';
+import { findFfmpeg, type Tool } from '../../core/tools.js';
 import { type AudioFile, type SyncBackend, syncBackend } from '../../transcription/backends/index.js';
 import { resetTranscriptionCapabilities } from '../../transcription/backends/openai.js';
 import { segmentsFromAnswer, stitchChunks } from '../../transcription/backends/segments.js';

@@ -443,7 +443,7 @@ describe('creating jobs', () => {
 
 /** Real .webm (Opus) and .mp3 files, encoded by the same ffmpeg the service uses. */
 async function encode(wavBytes: Buffer, ext: string): Promise<Buffer> {
-  const { findFfmpeg } = await import('../../runtime/tools.js');
+  const { findFfmpeg } = await import('../../core/tools.js');
   const { createLogger } = await import('../../core/log.js');
   const { runTool } = await import('../../transcription/media.js');
   const ffmpeg = await findFfmpeg(createLogger('silent'));

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PermanentError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
-import { findFfmpeg, findYtDlp, type Tool, YTDLP_VERSION } from '../../runtime/tools.js';
+import { findFfmpeg, findYtDlp, type Tool, YTDLP_VERSION } from '../../core/tools.js';
 import { prepareAudio, runTool, ToolError } from '../../transcription/media.js';
 import { wav } from '../support/media.js';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { countTokens, detectKind, parseFile } from '../../../docindex/parse/parse.js';
 
 const targetBytes = Number(process.argv[2] ?? 20) * 1024 * 1024;
-const root = path.resolve(import.meta.dirname, '../../node_modules');
+const root = path.resolve(import.meta.dirname, '../../../node_modules');
 const byKind = new Map<string, { path: string; text: string }[]>();
 
 function walk(dir: string): void {

@@ -368,7 +368,7 @@ describe('MCP', () => {
       new StdioClientTransport({
         command: process.execPath,
         args: ['--import', 'tsx', 'bin/mcp.ts'],
-        cwd: path.resolve(import.meta.dirname, '../..'),
+        cwd: path.resolve(import.meta.dirname, '../../..'),
         env: { ...env, DATABASE_URL: stack.databaseUrl, DATA_DIR: stack.dataDir, LOG_LEVEL: 'info', EMBEDDING_MODEL_PATH: modelPath },
         stderr: 'ignore',
       }),

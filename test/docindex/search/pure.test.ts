@@ -65,7 +65,7 @@ describe('search helpers', () => {
     expect(applyBudget(s, 80)).toHaveLength(2);
   });
 
-  it('coerces context parameters as the README says', () => {
+  it('coerces context parameters as docs/documentation-index.md says', () => {
     expect(contextParams({ libraryId: '/a/b', query: 'q' })).toEqual({ libraryId: '/a/b', query: 'q', type: 'json', tokens: 10000, tokensGiven: false, searchMode: 'auto', alpha: 0.5 });
     expect(contextParams({ type: 'TXT', tokens: '0', searchMode: 'x', alpha: '2' })).toMatchObject({ type: 'txt', tokens: 10000, tokensGiven: true, searchMode: 'auto', alpha: 1 });
     expect(contextParams({ type: 'xml', tokens: 'abc', alpha: '-1', searchMode: 'Semantic' })).toMatchObject({ type: 'json', tokens: 10000, alpha: 0, searchMode: 'semantic' });

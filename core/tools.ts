@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Logger } from '../core/log.js';
+import type { Logger } from './log.js';
 import { gristmillCacheDir, isExecutable, onPath, toolNotFound } from './binaries.js';
 
 /**

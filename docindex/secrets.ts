@@ -2,9 +2,9 @@ import type { QueryResult } from '@mikro-orm/core';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import { secretBox } from '../core/secrets.js';
-import { apiKeyContext } from '../docindex/entities/embedding-profile.js';
-import { gitHostTokenContext } from '../docindex/entities/library.js';
-import type { Orm } from './orm.js';
+import { apiKeyContext } from './entities/embedding-profile.js';
+import { gitHostTokenContext } from './entities/library.js';
+import type { Orm } from '../db/orm.js';
 
 /**
  * Seals secrets that earlier versions stored in plain text (git-host tokens, embedding API keys). Run by every
