@@ -82,6 +82,7 @@ async function measure(deps: RetrievalDeps, mode: string, clients: number, perCl
  * Context retrieval latency (the retrieval code the API route and MCP call, in-process: no HTTP) for each mode with
  * 10k and 100k generated snippets in one library, 1 and 16 concurrent clients. Query embeddings come from the
  * tiny local model built with 384 dimensions (in its worker thread), so the vector scan is the real model's size.
+ * BENCH_SNIPPETS=10000 (comma-separated) runs only those sizes.
  */
 export async function context(): Promise<void> {
   const log = createLogger('warn');
@@ -104,7 +105,8 @@ export async function context(): Promise<void> {
     );
     const deps: RetrievalDeps = { config, orm, log };
     console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}; ${DIMS}-dimension vectors; run ${randomBytes(2).toString('hex')}`);
-    for (const n of [10_000, 100_000]) {
+    const sizes = process.env.BENCH_SNIPPETS ? process.env.BENCH_SNIPPETS.split(',').map(Number) : [10_000, 100_000];
+    for (const n of sizes) {
       const t0 = performance.now();
       await fill(orm, n);
       console.log(`\n${n.toLocaleString('en')} snippets (generated in ${((performance.now() - t0) / 1000).toFixed(1)} s)`);

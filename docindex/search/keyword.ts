@@ -1,4 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { join, raw, sql, type Sql } from '../../db/sql.js';
+import { planKeywordSearch, parseQuery, termForms, type KeywordPlan, type TermForm } from './keyword-plan.js';
+
+export { MAX_TERMS, parseQuery, splitIdentifiers, type ParsedQuery } from './keyword-plan.js';
 
 /**
  * Keyword search over `snippet.search_vector` (PostgreSQL full-text search; see Migration20261127000000_search_stems):
@@ -9,79 +13,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * `foo bar`), exactly as the indexed text was split. English stop words are dropped from unquoted terms unless
  * nothing else is left, since the `simple` configuration indexes them. Ranking: see keywordSearch.
  */
-
-const STOP_WORDS = new Set(
-  ('a an and are as at be but by do does did for from how i if in into is it its me my of on or so that the their then there these ' +
-    'this to was what when where which who why will with can could should would you your we our use using').split(' '),
-);
-
-/** Each term is ranked on its own (see keywordSearch): a query uses at most this many distinct terms, and exclusions. */
-export const MAX_TERMS = 24;
-
-export interface ParsedQuery {
-  include: string[];
-  exclude: string[];
-}
-
-/**
- * Splits code identifiers the same way `gristmill_code_words` does in SQL. The acronym rule (`HTTPServer` -> `HTTP
- * Server`) looks ahead one capital and one lower-case letter from each capital, so it is linear: a greedy run of
- * capitals backtracked over every position (quadratic: seconds for a long run of capitals in a query).
- */
-export function splitIdentifiers(text: string): string {
-  return text
-    .replace(/([A-Z])(?=[A-Z][a-z])/g, '$1 ')
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/[_.:/\-#$]/g, ' ');
-}
-
-const hasWord = (s: string) => /[\p{L}\p{N}]/u.test(s);
-
-export function parseQuery(query: string): ParsedQuery {
-  const include: string[] = [];
-  const exclude: string[] = [];
-  const plain: string[] = [];
-  const re = /(-?)"([^"]*)"?|(\S+)/g;
-  for (const m of query.matchAll(re)) {
-    if (m[2] !== undefined) {
-      if (!hasWord(m[2])) continue;
-      (m[1] ? exclude : include).push(m[2]);
-      continue;
-    }
-    const word = m[3]!;
-    if (word.toLowerCase() === 'or') continue;
-    if (word.startsWith('-') && word.length > 1) {
-      if (hasWord(word.slice(1))) exclude.push(word.slice(1));
-      continue;
-    }
-    if (hasWord(word)) plain.push(word);
-  }
-  const meaningful = plain.filter((w) => !STOP_WORDS.has(w.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '')));
-  include.push(...(meaningful.length || include.length ? meaningful : plain));
-  const distinct = (list: string[]) => [...new Map(list.map((t) => [t.toLowerCase(), t])).values()].slice(0, MAX_TERMS);
-  return { include: distinct(include), exclude: distinct(exclude) };
-}
-
-/** The ways one term can match: as written, by its English stems, and as the phrase of its split identifiers. */
-function termForms(term: string): { config: 'simple' | 'english'; text: string }[] {
-  const forms: { config: 'simple' | 'english'; text: string }[] = [
-    { config: 'simple', text: term },
-    { config: 'english', text: term },
-  ];
-  const split = splitIdentifiers(term);
-  if (split.trim().toLowerCase() !== term.trim().toLowerCase() && hasWord(split)) forms.push({ config: 'simple', text: split });
-  return forms;
-}
-
-/**
- * One term as a tsquery: any of its forms may match (`phraseto_tsquery` of a stop word is empty, and `||` with an
- * empty query is the other side).
- */
-function termSql(term: string, params: unknown[]): string {
-  const forms = termForms(term);
-  params.push(...forms.map((f) => f.text));
-  return `(${forms.map((f) => `phraseto_tsquery('${f.config}', ?)`).join(' || ')})`;
-}
 
 export interface Scope {
   repositoryId: string;
@@ -119,9 +50,15 @@ const AVERAGE_LEXEMES = 64;
  */
 export const MIN_TERM_SNIPPETS = 20;
 
-const scopeWhere = (scope: Scope, alias = 's') =>
-  scope.versionId === null ? `${alias}.repository_id = ? and ${alias}.version_id is null` : `${alias}.repository_id = ? and ${alias}.version_id = ?`;
-const scopeValues = (scope: Scope) => (scope.versionId === null ? [scope.repositoryId] : [scope.repositoryId, scope.versionId]);
+/** The scope's rows of a table (`alias`: snippet `s` or search_term `t`). */
+function inScope(scope: Scope, alias = 's'): Sql {
+  const a = raw(alias);
+  return scope.versionId === null
+    ? sql`${a}.repository_id = ${scope.repositoryId} and ${a}.version_id is null`
+    : sql`${a}.repository_id = ${scope.repositoryId} and ${a}.version_id = ${scope.versionId}`;
+}
+
+const run = (em: EntityManager, query: Sql) => em.execute(query.text, [...query.params]);
 
 /**
  * Rewrites a scope's term statistics from its snippets (idempotent: the scope's rows are replaced in one
@@ -129,16 +66,16 @@ const scopeValues = (scope: Scope) => (scope.versionId === null ? [scope.reposit
  */
 export async function refreshTermStatistics(em: EntityManager, scope: Scope): Promise<void> {
   await em.transactional(async (tx) => {
-    await tx.execute(`delete from search_term s where ${scopeWhere(scope)}`, scopeValues(scope));
+    await run(tx, sql`delete from search_term s where ${inScope(scope)}`);
     // ts_stat runs a query given as text: the scope goes in as quoted literals (format's %L), never as SQL.
     const inner =
       scope.versionId === null
-        ? `format('select search_vector from snippet where repository_id = %L and version_id is null', ?::text)`
-        : `format('select search_vector from snippet where repository_id = %L and version_id = %L', ?::text, ?::text)`;
-    await tx.execute(
-      `insert into search_term (repository_id, version_id, lexeme, snippets)
-       select ?, ?, word, ndoc from ts_stat(${inner}) where ndoc >= ${MIN_TERM_SNIPPETS}`,
-      [scope.repositoryId, scope.versionId, ...scopeValues(scope)],
+        ? sql`format('select search_vector from snippet where repository_id = %L and version_id is null', ${scope.repositoryId}::text)`
+        : sql`format('select search_vector from snippet where repository_id = %L and version_id = %L', ${scope.repositoryId}::text, ${scope.versionId}::text)`;
+    await run(
+      tx,
+      sql`insert into search_term (repository_id, version_id, lexeme, snippets)
+       select ${scope.repositoryId}, ${scope.versionId}, word, ndoc from ts_stat(${inner}) where ndoc >= ${raw(String(MIN_TERM_SNIPPETS))}`,
     );
   });
 }
@@ -152,13 +89,13 @@ export async function refreshTermStatistics(em: EntityManager, scope: Scope): Pr
  */
 async function termFrequencies(em: EntityManager, scope: Scope, terms: string[]): Promise<number[]> {
   const forms = terms.flatMap((term, i) => termForms(term).map((f, k) => ({ i, k, config: f.config, text: f.text })));
-  const rows = (await em.execute(
-    `select f.i, f.k, case when count(*) = 1 then min(coalesce(t.snippets, 0)) else 0 end::int as df
-     from json_to_recordset(?::json) as f(i int, k int, config text, text text)
+  const rows = (await run(
+    em,
+    sql`select f.i, f.k, case when count(*) = 1 then min(coalesce(t.snippets, 0)) else 0 end::int as df
+     from json_to_recordset(${JSON.stringify(forms)}::json) as f(i int, k int, config text, text text)
      cross join lateral unnest(tsvector_to_array(to_tsvector(f.config::regconfig, f.text))) as l(lexeme)
-     left join search_term t on ${scopeWhere(scope, 't')} and t.lexeme = l.lexeme
+     left join search_term t on ${inScope(scope, 't')} and t.lexeme = l.lexeme
      group by f.i, f.k`,
-    [JSON.stringify(forms), ...scopeValues(scope)],
   )) as { i: number; df: number }[];
   const df = terms.map(() => 0);
   for (const r of rows) df[r.i] = Math.max(df[r.i]!, Number(r.df));
@@ -166,7 +103,80 @@ async function termFrequencies(em: EntityManager, scope: Scope, terms: string[])
 }
 
 /**
- * BM25-style ranking in PostgreSQL. For each query term t (its forms as in termSql), with N the snippets of the scope:
+ * One term as a tsquery: any of its forms may match (`phraseto_tsquery` of a stop word is empty, and `||` with an
+ * empty query is the other side).
+ */
+const tsquery = (forms: TermForm[]): Sql => sql`(${join(forms.map((f) => sql`phraseto_tsquery(${raw(`'${f.config}'`)}, ${f.text})`), ' || ')})`;
+
+/** `q`: each included term's tsquery as `t<i>`, and any excluded term's as `x`. */
+function queries(plan: KeywordPlan): Sql {
+  const columns = plan.terms.map((t, i) => sql`${tsquery(t.forms)} as ${raw(`t${i}`)}`);
+  if (plan.exclude.length) columns.push(sql`${join(plan.exclude.map(tsquery), ' || ')} as x`);
+  return sql`q as not materialized (select ${join(columns)})`;
+}
+
+/** The first `limit` snippets of the scope that match (`match`: SQL over `s` and `q`), none excluded. */
+function candidates(plan: KeywordPlan, scope: Scope, match: string, limit: number): Sql {
+  // ts_rank scores the words of a phrase one by one: a snippet that does not match the term gets nothing for it.
+  const tfs = plan.terms.map((_, i) => `case when s.search_vector @@ q.t${i} then ts_rank('${WEIGHTS}', s.search_vector, q.t${i}, 0) * ${UNIT} else 0 end as f${i}`);
+  const excluded = plan.exclude.length ? ' and not s.search_vector @@ q.x' : '';
+  // A candidate carries its length and term frequencies, not its vector: the sets stay small enough to stay in memory.
+  return sql`select s.id, length(s.search_vector)::float8 as len, ${raw(tfs.join(', '))} from snippet s, q where ${inScope(scope)} and ${raw(match)}${raw(excluded)} limit ${limit}`;
+}
+
+/** The candidate sets: `c<i>` for each rare term, through the GIN index; `cc` for the common terms together. */
+function candidateSets(plan: KeywordPlan, scope: Scope): { name: string; query: Sql }[] {
+  const sets = plan.rare.map((i) => ({ name: `c${i}`, query: candidates(plan, scope, `s.search_vector @@ q.t${i}`, plan.share) }));
+  if (plan.common.length) {
+    // `is true` keeps the planner off the GIN index: the scope's index, read in order, finds a common word at once.
+    const any = plan.common.map((i) => `q.t${i}`).join(' || ');
+    sets.push({ name: 'cc', query: candidates(plan, scope, `(s.search_vector @@ (${any})) is true`, plan.share * plan.common.length) });
+  }
+  return sets;
+}
+
+const counted = (i: number) => `(select count(*) from c${i})`;
+
+/** `t`: the scope's number of snippets, at least as many as any term was read or stored in. */
+function total(plan: KeywordPlan, scope: Scope): Sql {
+  const stored =
+    scope.versionId === null
+      ? sql`select total_snippets from library where id = ${scope.repositoryId}`
+      : sql`select total_snippets from library_version where id = ${scope.versionId}`;
+  const floors = [...plan.rare.map(counted), ...plan.terms.map((t) => t.snippets)].join(', ');
+  return sql`t as (select greatest(coalesce((${stored}), 0), ${raw(floors)}, 1)::float8 as n)`;
+}
+
+/** Each term's idf as `w<i>` (over `t`), once per query. */
+function idfs(plan: KeywordPlan): Sql {
+  const dfs = plan.terms.map((term, i) => {
+    if (term.common) return `${term.snippets}::float8`;
+    const read = `${counted(i)}::float8`;
+    return `(case when ${read} >= ${plan.share} then greatest(${read}, ${term.snippets}, t.n / 2) else greatest(${read}, ${term.snippets}) end)`;
+  });
+  return raw(dfs.map((df, i) => `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5)) as w${i}`).join(', '));
+}
+
+/** A candidate `u`'s score from the weights `w` (see keywordSearch). */
+function score(plan: KeywordPlan): Sql {
+  const norm = `(1 - ${B} + ${B} * u.len / ${AVERAGE_LEXEMES})`;
+  return raw(plan.terms.map((_, i) => `w.w${i} * u.f${i} * ${K1 + 1} / (u.f${i} + ${K1} * ${norm})`).join(' + '));
+}
+
+/** The whole ranking query of a plan: the best `limit` candidates with their scores. */
+function rankingSql(plan: KeywordPlan, scope: Scope, limit: number): Sql {
+  const sets = candidateSets(plan, scope);
+  const union = sets.map((s) => `select * from ${s.name}`).join(' union all ');
+  return sql`with ${queries(plan)},
+     ${join(sets.map((s) => sql`${raw(s.name)} as (${s.query})`), ',\n     ')},
+     ${total(plan, scope)},
+     w as materialized (select ${idfs(plan)} from t),
+     u as (select distinct on (id) * from (${raw(union)}) a order by id)
+     select u.id, (${score(plan)})::float8 as score from u, w order by score desc, u.id asc limit ${limit}`;
+}
+
+/**
+ * BM25-style ranking in PostgreSQL. For each query term t (its forms as in termForms), with N the snippets of the scope:
  *
  *   score(d) = sum over t of idf(t) * tf(t, d) * (K1 + 1) / (tf(t, d) + K1 * (1 - B + B * len(d) / AVERAGE_LEXEMES))
  *   idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
@@ -174,62 +184,24 @@ async function termFrequencies(em: EntityManager, scope: Scope, terms: string[])
  * where tf(t, d) is ts_rank of t in d with the field weights above (so a rare word in a body outweighs a common word
  * in a title) and len(d) the snippet's distinct lexemes. Ties: snippet id.
  *
- * Candidates: each term has a share of `candidates` (divided by the number of terms). A term that the scope's
- * statistics (`search_term`) show held by at least its share of snippets is common: the common terms' matches are
- * read together, up to their shares, in table order through the scope's index, and their df is the statistics'. The
- * GIN index is not asked for them: it would first gather every match, tens of thousands in a large library. Every
- * other term is rare: its matches are all read through the GIN index (which finds them without reading the rows
- * that lack them) and counted for its df; without statistics, a rare term that fills its share counts as held by at
- * least half the scope. A snippet holding every term holds the rare ones, so it is always read. When every term is
- * common, the candidates are a sample in table order, as any bounded read of words most snippets hold must be.
+ * Candidates (planKeywordSearch): each term has a share of `candidates` (divided by the number of terms). A term that
+ * the scope's statistics (`search_term`) show held by at least its share of snippets is common: the common terms'
+ * matches are read together, up to their shares, in table order through the scope's index, and their df is the
+ * statistics'. The GIN index is not asked for them: it would first gather every match, tens of thousands in a large
+ * library. Every other term is rare: its matches are all read through the GIN index (which finds them without reading
+ * the rows that lack them) and counted for its df; without statistics, a rare term that fills its share counts as held
+ * by at least half the scope. A snippet holding every term holds the rare ones, so it is always read. When every term
+ * is common, the candidates are a sample in table order, as any bounded read of words most snippets hold must be.
  */
 export async function keywordSearch(em: EntityManager, scope: Scope, query: string, limit: number, options: KeywordOptions): Promise<Ranked[]> {
   const parsed = parseQuery(query);
   if (!parsed.include.length) return [];
-  const n = parsed.include.length;
-  const cap = Math.max(1, Math.ceil(options.candidates / n));
-  const stats = await termFrequencies(em, scope, parsed.include);
-  const common = stats.map((df) => df >= cap);
-  // Placeholders bind in order of appearance, so each expression pushes its own parameters as it is written.
-  const params: unknown[] = [];
-  const terms = parsed.include.map((t) => termSql(t, params));
-  const exclude = parsed.exclude.map((t) => termSql(t, params)).join(' || ');
-  const scopeSql = scopeWhere(scope);
-  const scopeParams = scopeValues(scope);
-  const totalSql = scope.versionId === null ? 'select total_snippets from library where id = ?' : 'select total_snippets from library_version where id = ?';
-  const excluded = exclude ? ' and not s.search_vector @@ q.x' : '';
-  // ts_rank scores the words of a phrase one by one: a snippet that does not match the term gets nothing for it.
-  const tfs = terms.map((_, i) => `case when s.search_vector @@ q.t${i} then ts_rank('${WEIGHTS}', s.search_vector, q.t${i}, 0) * ${UNIT} else 0 end as f${i}`);
-  // A candidate carries its length and term frequencies, not its vector: the sets stay small enough to stay in memory.
-  const set = (match: string) => `select s.id, length(s.search_vector)::float8 as len, ${tfs.join(', ')} from snippet s, q where ${scopeSql} and ${match}${excluded} limit ?`;
-  const rare = terms.flatMap((_, i) => (common[i] ? [] : [i]));
-  const commons = terms.flatMap((_, i) => (common[i] ? [i] : []));
-  const sets: { name: string; sql: string; params: unknown[] }[] = rare.map((i) => ({ name: `c${i}`, sql: set(`s.search_vector @@ q.t${i}`), params: [...scopeParams, cap] }));
-  if (commons.length) {
-    // `is true` keeps the planner off the GIN index: the scope's index, read in order, finds a common word at once.
-    const any = commons.map((i) => `q.t${i}`).join(' || ');
-    sets.push({ name: 'cc', sql: set(`(s.search_vector @@ (${any})) is true`), params: [...scopeParams, cap * commons.length] });
-  }
-  const norm = `(1 - ${B} + ${B} * u.len / ${AVERAGE_LEXEMES})`;
-  // Each term's idf, once per query.
-  const dfs = terms.map((_, i) => {
-    if (common[i]) return `${stats[i]}::float8`;
-    const read = `(select count(*) from c${i})::float8`;
-    return `(case when ${read} >= ${cap} then greatest(${read}, ${stats[i]}, t.n / 2) else greatest(${read}, ${stats[i]}) end)`;
-  });
-  const idfs = dfs.map((df, i) => `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5)) as w${i}`);
-  const score = terms.map((_, i) => `w.w${i} * u.f${i} * ${K1 + 1} / (u.f${i} + ${K1} * ${norm})`).join(' + ');
-  const sql = `with q as not materialized (select ${terms.map((t, i) => `${t} as t${i}`).join(', ')}${exclude ? `, ${exclude} as x` : ''}),
-     ${sets.map((s) => `${s.name} as (${s.sql})`).join(',\n     ')},
-     t as (select greatest(coalesce((${totalSql}), 0), ${[...rare.map((i) => `(select count(*) from c${i})`), ...stats].join(', ')}, 1)::float8 as n),
-     w as materialized (select ${idfs.join(', ')} from t),
-     u as (select distinct on (id) * from (${sets.map((s) => `select * from ${s.name}`).join(' union all ')}) a order by id)
-     select u.id, (${score})::float8 as score from u, w order by score desc, u.id asc limit ?`;
+  const plan = planKeywordSearch(parsed, await termFrequencies(em, scope, parsed.include), options.candidates);
   // The GIN index finds a rare word's matches without reading the rows that lack them. With a LIMIT the planner
   // prefers a sequential scan, which for words that rarely occur together reads most of the table.
   const rows = (await em.transactional(async (tx) => {
     await tx.execute('set local enable_seqscan = off');
-    return tx.execute(sql, [...params, ...sets.flatMap((s) => s.params), scope.versionId ?? scope.repositoryId, limit]);
+    return run(tx, rankingSql(plan, scope, limit));
   })) as { id: string; score: number }[];
   return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
 }
