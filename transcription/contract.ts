@@ -33,6 +33,19 @@ export interface TranscriptionInput {
   limits: TranscriptionLimits;
 }
 
+/** The run a step works for: each activity refuses a job its run no longer owns (jobs/ownership.ts). */
+export interface RunRef {
+  jobId: string;
+  runId: string;
+}
+
+/** The stage a step reports when it starts (progress, stage name, detail): published as a `status` event. */
+export interface StageNote {
+  progress: number;
+  stage: string;
+  stageDetail: string | null;
+}
+
 /** A webhook call stored by the API (`transcription_webhook` row `deliveryId`); the payload stays in PostgreSQL. */
 export interface WebhookNotice {
   deliveryId: string;

@@ -1,6 +1,6 @@
 import { ApplicationFailure, type ActivityInterfaceFor, sleep } from '@temporalio/workflow';
-import type { RunRef, StageNote, TranscriptionActivities } from './activities.js';
-import type { SyncBackendKind, TranscriptionLimits } from './contract.js';
+import type { TranscriptionActivities } from './activities.js';
+import type { RunRef, StageNote, SyncBackendKind, TranscriptionLimits } from './contract.js';
 
 const note = (progress: number, stage: string, stageDetail: string | null = null): StageNote => ({ progress, stage, stageDetail });
 

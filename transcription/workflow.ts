@@ -9,11 +9,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PushActivities } from '../activities/push.js';
-import type { RunRef, StageNote, TranscriptionActivities } from './activities.js';
+import type { TranscriptionActivities } from './activities.js';
 import { failureType, isJobStopped } from '../jobs/contract.js';
 import {
   ASR_WEBHOOK_SIGNAL,
   isSyncBackend,
+  type RunRef,
+  type StageNote,
   type TranscriptionInput,
   type TranscriptionResult,
   type WebhookNotice,

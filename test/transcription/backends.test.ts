@@ -6,7 +6,8 @@ import { loadConfig } from '../../core/config.js';
 import { ConfigError, PermanentError, RecoverableError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { findFfmpeg, type Tool } from '../../core/tools.js';
-import { type AudioFile, type SyncBackend, syncBackend } from '../../transcription/backends/index.js';
+import { syncBackend } from '../../transcription/backends/index.js';
+import type { AudioFile, SyncBackend } from '../../transcription/backends/types.js';
 import { resetTranscriptionCapabilities } from '../../transcription/backends/openai.js';
 import { segmentsFromAnswer, stitchChunks } from '../../transcription/backends/segments.js';
 import {

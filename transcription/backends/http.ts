@@ -3,7 +3,7 @@ import { PermanentError, RecoverableError } from '../../core/errors.js';
 import { redact } from '../../core/redact.js';
 import { retryAfterMs } from '../../core/retry-after.js';
 import { DEFAULT_RETRY_AFTER_MS } from '../asr-client.js';
-import type { AudioFile, CallOptions } from './index.js';
+import type { AudioFile, CallOptions } from './types.js';
 
 /**
  * The HTTP every synchronous backend shares: one multipart POST per call (a fresh body and file stream each time,
@@ -71,9 +71,10 @@ const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 async function readLimited(res: Response, maxBytes: number): Promise<string> {
   if (!res.body) return '';
+  const body: AsyncIterable<Uint8Array> = res.body;
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > maxBytes) {
       await res.body.cancel().catch(() => undefined);

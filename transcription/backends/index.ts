@@ -1,8 +1,7 @@
 import type { AsrBackendKind, TranscriptionConfig } from '../../core/config.js';
 import { PermanentError } from '../../core/errors.js';
-import type { Segment } from '../transcripts/segments.js';
-import type { SyncBackendKind } from '../contract.js';
 import { openaiBackend } from './openai.js';
+import type { SyncBackend, SyncEndpoint } from './types.js';
 import { whisperAsrBackend } from './whisper-asr.js';
 
 /**
@@ -13,42 +12,9 @@ import { whisperAsrBackend } from './whisper-asr.js';
  * - synchronous: the answer to each request is the transcript. `openai` (OpenAI-compatible
  *   `/v1/audio/transcriptions`: OpenAI, Groq, Speaches, LocalAI), `whisper-cpp` (whisper.cpp's server, `/inference`)
  *   and `whisper-asr` (whisper-asr-webservice, `/asr`). Each is a small client behind `SyncBackend`; the workflow
- *   sends the audio a chunk at a time (transcription/chunks.ts) and stitches the segments.
+ *   sends the audio a chunk at a time (transcription/chunks.ts) and stitches the segments. What a client
+ *   implements is in types.ts.
  */
-export type { SyncBackendKind } from '../contract.js';
-
-/** One audio file (a chunk): where it is, the name it is sent under (its extension tells servers the format), its length. */
-export interface AudioFile {
-  path: string;
-  name: string;
-  seconds: number;
-}
-
-/**
- * `segments`: the transcript of the file, times in seconds from its start. `busy`: the server answered 503 (its
- * model is loading, or it is overloaded): send the same file again after `retryAfterMs`.
- */
-export type TranscribeOutcome = { kind: 'segments'; segments: Segment[] } | { kind: 'busy'; retryAfterMs: number };
-
-export interface CallOptions {
-  signal: AbortSignal;
-  /** The longest a request may take (TRANSCRIPTION_MEDIA_TIMEOUT_MS). */
-  timeoutMs: number;
-}
-
-export interface SyncBackend {
-  kind: SyncBackendKind;
-  /** Sends one file and reads its transcript. Throws PermanentError or RecoverableError (core/errors.ts). */
-  transcribe(audio: AudioFile, o: CallOptions): Promise<TranscribeOutcome>;
-}
-
-/** The endpoint every synchronous client is built from. */
-export interface SyncEndpoint {
-  baseUrl: string;
-  apiKey: string | undefined;
-  model: string | undefined;
-  language: string | undefined;
-}
 
 /** The configured synchronous backend; a clear failure when the configuration has none. */
 export function syncBackend(t: TranscriptionConfig): SyncBackend {

@@ -1,5 +1,5 @@
 import { PermanentError, RecoverableError } from '../../core/errors.js';
-import type { AudioFile, CallOptions, SyncBackend, SyncEndpoint, TranscribeOutcome } from './index.js';
+import type { AudioFile, CallOptions, SyncBackend, SyncEndpoint, TranscribeOutcome } from './types.js';
 import { excerpt, postAudio, type RawAnswer, readAnswer } from './http.js';
 import { segmentsFromAnswer } from './segments.js';
 

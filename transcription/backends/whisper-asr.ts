@@ -1,5 +1,5 @@
 import { RecoverableError } from '../../core/errors.js';
-import type { SyncBackend, SyncEndpoint } from './index.js';
+import type { SyncBackend, SyncEndpoint } from './types.js';
 import { excerpt, postAudio, readAnswer } from './http.js';
 import { segmentsFromAnswer } from './segments.js';
 
