@@ -34,7 +34,7 @@ export const asrWebhookSignal = defineSignal<[WebhookNotice]>(ASR_WEBHOOK_SIGNAL
  *   ffmpeg in the chosen mode -> submit, waiting for the model on 503 (bounded) -> the backend's webhook (a signal;
  *   stale and replayed calls are ignored) -> transcript stored and `done` -> push notification -> cleanup.
  *   A synchronous backend (ASR_BACKEND other than `callback`) replaces submit-and-webhook with its chunks
- *   (transcription-sync.ts).
+ *   (sync-workflow.ts).
  * Cancelling the workflow (DELETE /api/jobs/:id) cancels the backend job too. `runJob` records how it ended.
  */
 export async function transcriptionWorkflow(input: TranscriptionInput): Promise<TranscriptionResult> {
