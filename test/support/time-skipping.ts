@@ -90,7 +90,7 @@ async function build(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
   const failures = [...(mvn ? [] : ['mvn is not on PATH']), ...((await javaFound(env)) ? [] : ['java is not on PATH nor in JAVA_HOME'])];
   if (!mvn || failures.length) {
     throw toolNotFound("Temporal's time-skipping test server cannot be provisioned", failures, [
-      'install a JDK (17 or later) and Maven, e.g. apt-get install openjdk-17-jre-headless maven',
+      'install Java (17 or later) and Maven: apt-get install maven (it brings a Java runtime), or brew install maven',
       'set TEMPORAL_TEST_SERVER to an executable that runs the test server with its port as the first argument',
     ]);
   }
@@ -137,7 +137,7 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
   const path = await findTestServer();
   if (!runtimeInstalled) {
     runtimeInstalled = true;
-    Runtime.install({ logger: new DefaultLogger('WARN') }); // the workers' state changes are noise in test output
+    Runtime.install({ logger: new DefaultLogger('ERROR') }); // the stubs' planned failures and the workers' state changes are noise here
   }
   return TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
 }
