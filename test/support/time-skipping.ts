@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import { gristmillCacheDir, isExecutable, onPath, toolNotFound } from '../../runtime/binaries.js';
+import { gristmillCacheDir, isExecutable, onPath, toolNotFound } from '../../core/binaries.js';
 import { workflowBundle } from '../../runtime/worker.js';
 import type { JobActivities } from '../../activities/jobs.js';
 import { PROBE_WORKFLOWS } from './stack.js';
@@ -144,7 +144,7 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
 
 /** The workflows the time-skipping tests run: production's, plus the fixtures' slot holder (test/fixtures/workflows.ts). */
 export function testWorkflowBundle(): Promise<WorkflowBundleOption> {
-  return workflowBundle(PROBE_WORKFLOWS);
+  return workflowBundle([PROBE_WORKFLOWS]);
 }
 
 /**
