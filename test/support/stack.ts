@@ -5,8 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import type { RouteFactory } from '../../api/app.js';
-import { loadConfig, TASK_QUEUE_NAMES, type QueueName } from '../../core/config.js';
+import { readConfig, TASK_QUEUE_NAMES, type QueueName } from '../../core/config.js';
 import { createLogger, type LogLevel } from '../../core/log.js';
+import { registerSecret } from '../../core/redact.js';
 import type { JobKind } from '../../jobs/kinds.js';
 import { ensureDatabase } from '../../runtime/postgres.js';
 import { startStack, type Stack } from '../../runtime/stack.js';
@@ -57,7 +58,7 @@ export async function startTestStack(
   const id = randomBytes(4).toString('hex');
   const dbUrl = await createTestDatabase('t', id);
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `gristmill-${id}-`));
-  const config = loadConfig({
+  const { config, secrets } = readConfig({
     DATA_DIR: dataDir,
     DATABASE_URL: dbUrl,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -69,6 +70,7 @@ export async function startTestStack(
     ...TEST_ENV,
     ...o.env,
   });
+  secrets.forEach(registerSecret);
   const stack = await startStack({
     config,
     log: createLogger(config.logLevel as LogLevel, `test:${id}`),
