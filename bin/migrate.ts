@@ -1,11 +1,13 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded cluster, started for the run). */
-import { loadConfig } from '../core/config.js';
+import { readConfig } from '../core/config.js';
 import { createLogger } from '../core/log.js';
+import { registerSecret } from '../core/redact.js';
 import { migrate } from '../db/orm.js';
 import { openDatabase } from '../runtime/database.js';
 import { provisionPostgres } from '../runtime/postgres.js';
 
-const config = loadConfig();
+const { config, secrets } = readConfig();
+secrets.forEach(registerSecret);
 const log = createLogger(config.logLevel, 'gristmill-migrate');
 const pg = await provisionPostgres(config, log);
 try {

@@ -1,6 +1,7 @@
-import { loadConfig, type Config } from '../core/config.js';
+import { readConfig, type Config } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/log.js';
+import { registerSecret } from '../core/redact.js';
 
 /**
  * Runs a long-lived entry point: starts it, and on SIGINT/SIGTERM stops it in order (bounded by
@@ -12,7 +13,9 @@ export async function runMain(
 ): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig();
+    const read = readConfig();
+    config = read.config;
+    read.secrets.forEach(registerSecret);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`gristmill: ${err.message}\n`);

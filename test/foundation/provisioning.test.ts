@@ -4,8 +4,6 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
-import { ConfigError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { redact, registerSecret } from '../../core/redact.js';
 import { cacheDir, findTemporalCli } from '../../runtime/temporal.js';
@@ -87,28 +85,6 @@ describe('finding the Temporal CLI', () => {
     for (const way of ['TEMPORAL_ADDRESS', 'TEMPORAL_CLI', 'PATH', 'go install github.com/temporalio/cli/cmd/temporal@v1.5.1']) {
       expect(message).toContain(way);
     }
-  });
-});
-
-describe('configuration', () => {
-  it('has the documented defaults', () => {
-    const c = loadConfig({});
-    expect(c.port).toBe(3000);
-    expect(c.dataDir).toBe(path.resolve('data'));
-    expect(c.temporalNamespace).toBe('default');
-    expect(c.temporalUiPort).toBe(8233);
-    expect(c.databaseUrl).toBeUndefined();
-    expect(c.temporalAddress).toBeUndefined();
-    expect(c.publicBaseUrl).toBe('http://localhost:3000');
-    expect(c.bodyLimitBytes).toBe(1024 * 1024);
-  });
-
-  it('stops on a bad value with a message naming the variable', () => {
-    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
-    expect(() => loadConfig({ PORT: 'eighty' })).toThrow('PORT must be a whole number from 0 to 65535, got "eighty"');
-    expect(() => loadConfig({ DATABASE_URL: 'not a url' })).toThrow('DATABASE_URL must be a URL');
-    expect(() => loadConfig({ BODY_LIMIT: 'lots' })).toThrow(/BODY_LIMIT must be a size/);
-    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL must be one of/);
   });
 });
 

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
-import { ConfigError, ValidationError } from '../../core/errors.js';
-import { redact } from '../../core/redact.js';
+import { ValidationError } from '../../core/errors.js';
 import { findRecipeNode, readPage } from '../../recipes/html.js';
 import { retryAfterMs } from '../../core/retry-after.js';
 import { parseIngredient } from '../../recipes/ingredients.js';
@@ -181,37 +179,3 @@ describe('Retry-After', () => {
   });
 });
 
-describe('configuration', () => {
-  it('has the documented defaults', () => {
-    expect(loadConfig({}).recipes).toEqual({
-      concurrency: 2,
-      timeoutMs: 30_000,
-      retryAttempts: 3,
-      retryBackoffMs: 1000,
-      processingEnabled: true,
-      extractWaitMs: 120_000,
-      llmBaseUrl: undefined,
-      llmApiKey: undefined,
-      llmModel: 'gpt-4o-mini',
-      llmApiStyle: 'openai',
-      manager: 'mealie',
-      managerBaseUrl: undefined,
-      managerPublicUrl: undefined,
-      managerToken: undefined,
-      mealieGroup: 'home',
-      cookiesFile: undefined,
-    });
-  });
-
-  it('refuses bad values by name, and treats keys and tokens as secrets', () => {
-    expect(() => loadConfig({ QUEUE_CONCURRENCY: '0' })).toThrow(new ConfigError('QUEUE_CONCURRENCY must be a whole number from 1 to 256, got "0"'));
-    expect(() => loadConfig({ QUEUE_PROCESSING_ENABLED: 'maybe' })).toThrow(/QUEUE_PROCESSING_ENABLED must be true or false/);
-    expect(() => loadConfig({ RECIPE_MANAGER: 'paprika' })).toThrow(/RECIPE_MANAGER must be one of mealie, tandoor/);
-    expect(() => loadConfig({ LLM_API_BASE_URL: 'not a url' })).toThrow(/LLM_API_BASE_URL must be a URL/);
-    expect(() => loadConfig({ LLM_API_STYLE: 'anthropic' })).toThrow(new ConfigError('LLM_API_STYLE must be one of openai, ollama'));
-    expect(loadConfig({ LLM_API_STYLE: 'Ollama' }).recipes.llmApiStyle).toBe('ollama');
-    const c = loadConfig({ QUEUE_PROCESSING_ENABLED: 'false', RECIPE_MANAGER: 'Tandoor', LLM_API_BASE_URL: 'http://llm:8080/v1/', LLM_API_KEY: 'sk-unit-secret-1', RECIPE_MANAGER_TOKEN: 'tandoor-unit-secret-2' });
-    expect(c.recipes).toMatchObject({ processingEnabled: false, manager: 'tandoor', llmBaseUrl: 'http://llm:8080/v1' });
-    expect(redact('key sk-unit-secret-1 and tandoor-unit-secret-2')).toBe('key *** and ***');
-  });
-});

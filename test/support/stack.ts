@@ -5,9 +5,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import type { RouteFactory } from '../../api/deps.js';
-import { loadConfig, type QueueName } from '../../core/config.js';
+import { readConfig, type QueueName } from '../../core/config.js';
 import { TASK_QUEUE_NAMES } from '../../runtime/services.js';
 import { createLogger, type LogLevel } from '../../core/log.js';
+import { registerSecret } from '../../core/redact.js';
 import type { JobKind } from '../../jobs/kinds.js';
 import { ensureDatabase } from '../../runtime/postgres.js';
 import { startStack, type Stack } from '../../runtime/stack.js';
@@ -58,7 +59,7 @@ export async function startTestStack(
   const id = randomBytes(4).toString('hex');
   const dbUrl = await createTestDatabase('t', id);
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `gristmill-${id}-`));
-  const config = loadConfig({
+  const { config, secrets } = readConfig({
     DATA_DIR: dataDir,
     DATABASE_URL: dbUrl,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -70,6 +71,7 @@ export async function startTestStack(
     ...TEST_ENV,
     ...o.env,
   });
+  secrets.forEach(registerSecret);
   const stack = await startStack({
     config,
     log: createLogger(config.logLevel as LogLevel, `test:${id}`),

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
-import { ConfigError, PermanentError, RecoverableError } from '../../core/errors.js';
+import { PermanentError, RecoverableError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { findFfmpeg, type Tool } from '../../core/tools.js';
 import { syncBackend } from '../../transcription/backends/index.js';
@@ -164,17 +164,6 @@ describe('splitting audio', () => {
     const joined = Buffer.concat(await Promise.all(chunks.map(async (c) => (await fs.readFile(c.file)).subarray(44))));
     expect(joined.equals((await fs.readFile(source)).subarray(44))).toBe(true);
     expect(chunks.map((c) => c.start + c.seconds).at(-1)).toBeCloseTo(10, 5);
-  });
-});
-
-describe('configuration', () => {
-  it('has documented defaults, and refuses bad values by name', () => {
-    expect(loadConfig({}).transcription).toMatchObject({ asrBackend: 'callback', asrModel: undefined, asrLanguage: undefined, asrChunkMaxBytes: 24 * 1024 * 1024 });
-    expect(loadConfig({ ASR_BACKEND: 'OpenAI' }).transcription).toMatchObject({ asrBackend: 'openai', asrModel: 'whisper-1' });
-    expect(loadConfig({ ASR_BACKEND: 'openai', ASR_MODEL: 'whisper-large-v3-turbo', ASR_LANGUAGE: 'DE' }).transcription).toMatchObject({ asrModel: 'whisper-large-v3-turbo', asrLanguage: 'de' });
-    expect(() => loadConfig({ ASR_BACKEND: 'deepgram' })).toThrow(new ConfigError('ASR_BACKEND must be one of callback, openai, whisper-cpp, whisper-asr'));
-    expect(() => loadConfig({ ASR_LANGUAGE: 'english' })).toThrow(/ASR_LANGUAGE must be a language code/);
-    expect(() => loadConfig({ ASR_CHUNK_MAX_BYTES: '10kb' })).toThrow(/ASR_CHUNK_MAX_BYTES must be at least 64kb/);
   });
 });
 
