@@ -41,7 +41,7 @@ export function taskQueue(config: Pick<Config, 'taskQueuePrefix'>, name: QueueNa
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const satisfies readonly LogLevel[];
 
 /**
- * The kinds of transcription backend (README, "The transcription backend"): `callback` speaks Gristmill's own
+ * The kinds of transcription backend (docs/transcription.md, "The transcription backend"): `callback` speaks Gristmill's own
  * submit-and-webhook contract; the others answer each request with the transcript (transcription/backends/).
  */
 export const ASR_BACKENDS = ['callback', 'openai', 'whisper-cpp', 'whisper-asr'] as const;
@@ -468,7 +468,7 @@ const TABLE: ConfigTable = {
       variable: 'EMBEDDING_ALLOW_DOWNLOADS', section: 'embeddings', parse: bool(), default: 'true',
       meaning:
         'download a missing local model on first use, so semantic search works out of the box (`false`: only models already on disk; an install ' +
-        'that cannot reach the host falls back to keyword search; see the README, "Embeddings")',
+        'that cannot reach the host falls back to keyword search; see docs/documentation-index.md, "Embeddings")',
     },
     modelHost: {
       variable: 'EMBEDDING_MODEL_HOST', section: 'embeddings', parse: refine(url(), (u) => u.replace(/\/*$/, '/')), default: 'https://huggingface.co/',
@@ -483,7 +483,7 @@ const TABLE: ConfigTable = {
   transcription: {
     asrBackend: {
       variable: 'ASR_BACKEND', section: 'transcription', parse: oneOf(ASR_BACKENDS, { anyCase: true }), default: 'callback',
-      meaning: 'the protocol of the transcription backend (see the README, "The transcription backend")',
+      meaning: 'the protocol of the transcription backend (see docs/transcription.md, "The transcription backend")',
     },
     asrBaseUrl: {
       variable: 'ASR_BASE_URL', section: 'transcription', parse: baseUrl,
@@ -539,11 +539,11 @@ const TABLE: ConfigTable = {
     },
     ffmpegPath: {
       variable: 'FFMPEG_PATH', section: 'transcription', parse: text('a path'), default: { text: 'found' },
-      meaning: 'path of ffmpeg (see the README, "Where ffmpeg and yt-dlp come from")',
+      meaning: 'path of ffmpeg (see docs/development.md, "Where ffmpeg and yt-dlp come from")',
     },
     ytdlpPath: {
       variable: 'YTDLP_PATH', section: 'transcription', parse: text('a path'), default: { text: 'found' },
-      meaning: 'path of yt-dlp (see the README, "Where ffmpeg and yt-dlp come from")',
+      meaning: 'path of yt-dlp (see docs/development.md, "Where ffmpeg and yt-dlp come from")',
     },
     ffmpegConcurrency: {
       variable: 'TRANSCRIPTION_FFMPEG_CONCURRENCY', section: 'transcription', parse: int(1, 256),
