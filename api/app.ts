@@ -5,6 +5,7 @@ import type { AppDeps, RouteFactory } from './deps.js';
 import { cors } from './cors.js';
 import { errorHandler, type ErrorFormatter } from './errors.js';
 import { healthRoutes } from './routes/health.js';
+import { notificationRoutes } from './routes/notifications.js';
 import { Routes } from './routes.js';
 import { webApp } from './web.js';
 
@@ -25,7 +26,8 @@ export interface AppParts {
 export function createApp(deps: AppDeps, parts: AppParts = { routes: [] }): Koa {
   const app = new Koa({ proxy: true });
   const routes = new Routes({ apiKey: deps.config.apiKey, bodyLimitBytes: deps.config.bodyLimitBytes });
-  routes.add(...healthRoutes(deps));
+  // The platform's own routes: health, and web push subscriptions shared by every service that notifies.
+  routes.add(...healthRoutes(deps), ...notificationRoutes(deps));
   for (const factory of parts.routes) routes.add(...factory(deps));
   routes.add({
     method: 'GET',

@@ -38,101 +38,133 @@ export const asrWebhookSignal = defineSignal<[WebhookNotice]>(ASR_WEBHOOK_SIGNAL
  * Cancelling the workflow (DELETE /api/jobs/:id) cancels the backend job too. `runJob` records how it ended.
  */
 export async function transcriptionWorkflow(input: TranscriptionInput): Promise<TranscriptionResult> {
-  const { jobId, limits } = input;
-  const notices: WebhookNotice[] = [];
+  const run = new TranscriptionRun(input);
   setHandler(asrWebhookSignal, (notice) => {
-    notices.push(notice);
+    run.notices.push(notice);
   });
+  return runJob(input.jobId, () => run.run());
+}
 
-  const book = proxyJobActivities<TranscriptionActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
-  const media = proxyJobActivities<TranscriptionActivities>({
-    startToCloseTimeout: limits.mediaTimeoutMs,
-    heartbeatTimeout: limits.heartbeatTimeoutMs,
-    retry: externalCallRetry(3),
-  });
-  const backend = proxyJobActivities<TranscriptionActivities>({
-    startToCloseTimeout: limits.mediaTimeoutMs,
-    heartbeatTimeout: limits.heartbeatTimeoutMs,
-    retry: externalCallRetry(5),
-  });
-  const modelWait = proxyJobActivities<TranscriptionActivities>({
-    startToCloseTimeout: limits.modelWaitMaxMs + 30_000,
-    heartbeatTimeout: limits.heartbeatTimeoutMs,
-    retry: externalCallRetry(3),
-  });
-  // Writing the transcript: a few quick tries; what still fails then is a processing error (the job fails). A
-  // local activity: it runs on the worker that took the signal, with no task-queue round trip, so a result is
-  // stored as soon as it arrives even when the queue is busy with other jobs' downloads and conversions.
-  const finalize = proxyLocalJobActivities<TranscriptionActivities>({
-    startToCloseTimeout: '5 minutes',
-    retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['PermanentError'] },
-  });
-  const push = proxyJobActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) });
-
-  const ref: RunRef = { jobId, runId: workflowInfo().runId };
-  // Each step reports its own stage (progress and a `status` event) when it starts: no extra activity per stage.
-  const stage = (progress: number, name: string, detail: string | null = null): StageNote => ({ progress, stage: name, stageDetail: detail });
-  let asrJobId: string | undefined;
-
-  const notify = async (title: string) => {
-    try {
-      await push.sendPushNotification({
-        payload: {
-          title: 'Transcript ready',
-          body: title,
-          tag: `transcription:${jobId}`,
-          data: { kind: 'transcription', jobId, url: `/api/jobs/${jobId}` },
-        },
-      });
-    } catch {
-      // The transcript is done whatever happens to the notification.
-    }
+/** The activities of a job, each kind of step with its own timeouts and retries. */
+function jobActivities(limits: TranscriptionInput['limits']) {
+  return {
+    book: proxyJobActivities<TranscriptionActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY }),
+    media: proxyJobActivities<TranscriptionActivities>({
+      startToCloseTimeout: limits.mediaTimeoutMs,
+      heartbeatTimeout: limits.heartbeatTimeoutMs,
+      retry: externalCallRetry(3),
+    }),
+    backend: proxyJobActivities<TranscriptionActivities>({
+      startToCloseTimeout: limits.mediaTimeoutMs,
+      heartbeatTimeout: limits.heartbeatTimeoutMs,
+      retry: externalCallRetry(5),
+    }),
+    modelWait: proxyJobActivities<TranscriptionActivities>({
+      startToCloseTimeout: limits.modelWaitMaxMs + 30_000,
+      heartbeatTimeout: limits.heartbeatTimeoutMs,
+      retry: externalCallRetry(3),
+    }),
+    // Writing the transcript: a few quick tries; what still fails then is a processing error (the job fails). A
+    // local activity: it runs on the worker that took the signal, with no task-queue round trip, so a result is
+    // stored as soon as it arrives even when the queue is busy with other jobs' downloads and conversions.
+    finalize: proxyLocalJobActivities<TranscriptionActivities>({
+      startToCloseTimeout: '5 minutes',
+      retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['PermanentError'] },
+    }),
+    push: proxyJobActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) }),
   };
+}
 
-  const pipeline = async (): Promise<TranscriptionResult> => {
-    let acquire = stage(15, 'reading', 'Reading the uploaded file');
-    if (input.sourceKind === 'url') {
-      let captions: Awaited<ReturnType<TranscriptionActivities['transcriptionCaptions']>>;
-      try {
-        captions = await media.transcriptionCaptions({ ...ref, note: stage(5, 'captions', 'Looking for captions') });
-      } catch (err) {
-        // A URL no extractor takes fails the job now; a failure only to get captions falls through to the audio.
-        if (isCancellation(err) || isJobStopped(err) || failureType(err) === 'PermanentError') throw err;
-        captions = { result: 'none', reason: failureMessage(err) };
+/** Each step reports its own stage (progress and a `status` event) when it starts: no extra activity per stage. */
+const stage = (progress: number, name: string, detail: string | null = null): StageNote => ({ progress, stage: name, stageDetail: detail });
+
+type Audio = Awaited<ReturnType<TranscriptionActivities['transcriptionPrepareAudio']>>;
+
+/** One run of a transcription job: its steps, the webhook calls that arrived, and the backend job it submitted. */
+class TranscriptionRun {
+  readonly notices: WebhookNotice[] = [];
+  private readonly ref: RunRef;
+  private readonly a: ReturnType<typeof jobActivities>;
+  private asrJobId: string | undefined;
+
+  constructor(private readonly input: TranscriptionInput) {
+    this.ref = { jobId: input.jobId, runId: workflowInfo().runId };
+    this.a = jobActivities(input.limits);
+  }
+
+  async run(): Promise<TranscriptionResult> {
+    try {
+      return await this.pipeline();
+    } catch (err) {
+      if (isJobStopped(err)) return { outcome: 'stopped' };
+      if (isCancellation(err) && this.asrJobId) {
+        const id = this.asrJobId;
+        await CancellationScope.nonCancellable(() => this.a.book.transcriptionCancelBackend({ jobId: this.input.jobId, asrJobId: id }));
       }
-      if (captions.result === 'done') {
-        await notify(captions.title);
-        return { outcome: 'done', transcriptSource: 'captions' };
-      }
-      if (captions.result === 'stopped') return { outcome: 'stopped' };
-      acquire = stage(15, 'downloading', `No usable captions (${captions.reason}); downloading the audio`);
+      throw err;
+    } finally {
+      await CancellationScope.nonCancellable(() => this.cleanup());
     }
-    const source = await media.transcriptionAcquireMedia({ ...ref, note: acquire });
+  }
 
-    const audio = await media.transcriptionPrepareAudio({
-      ...ref,
+  private async pipeline(): Promise<TranscriptionResult> {
+    const acquire = await this.captions();
+    if ('outcome' in acquire) return acquire;
+    const source = await this.a.media.transcriptionAcquireMedia({ ...this.ref, note: acquire });
+    const mode = this.input.mode;
+    const audio = await this.a.media.transcriptionPrepareAudio({
+      ...this.ref,
       media: source.file,
-      mode: input.mode,
-      note: stage(30, 'preparing', input.mode === 'auto' ? 'Measuring the audio' : `Processing the audio (${input.mode})`),
+      mode,
+      note: stage(30, 'preparing', mode === 'auto' ? 'Measuring the audio' : `Processing the audio (${mode})`),
     });
 
     // A synchronous backend answers each request with the transcript: no submission, no webhook.
-    if (isSyncBackend(input.backend)) {
-      const direct = await transcribeSynchronously(ref, { audio: audio.file, backend: input.backend, limits }, { media, backend, finalize });
+    if (isSyncBackend(this.input.backend)) {
+      const { media, backend, finalize } = this.a;
+      const direct = await transcribeSynchronously(this.ref, { audio: audio.file, backend: this.input.backend, limits: this.input.limits }, { media, backend, finalize });
       if (direct.result === 'stopped') return { outcome: 'stopped' };
-      await notify(direct.title);
+      await this.notify(direct.title);
       return { outcome: 'done', transcriptSource: 'asr' };
     }
+    await this.submit(audio);
+    return this.awaitResult();
+  }
 
+  /**
+   * A URL's captions: a non-empty caption file finishes the job. Otherwise, the stage of getting the audio (an upload
+   * is read; a URL's audio is downloaded).
+   */
+  private async captions(): Promise<StageNote | TranscriptionResult> {
+    if (this.input.sourceKind !== 'url') return stage(15, 'reading', 'Reading the uploaded file');
+    let captions: Awaited<ReturnType<TranscriptionActivities['transcriptionCaptions']>>;
+    try {
+      captions = await this.a.media.transcriptionCaptions({ ...this.ref, note: stage(5, 'captions', 'Looking for captions') });
+    } catch (err) {
+      // A URL no extractor takes fails the job now; a failure only to get captions falls through to the audio.
+      if (isCancellation(err) || isJobStopped(err) || failureType(err) === 'PermanentError') throw err;
+      captions = { result: 'none', reason: failureMessage(err) };
+    }
+    if (captions.result === 'done') {
+      await this.notify(captions.title);
+      return { outcome: 'done', transcriptSource: 'captions' };
+    }
+    if (captions.result === 'stopped') return { outcome: 'stopped' };
+    return stage(15, 'downloading', `No usable captions (${captions.reason}); downloading the audio`);
+  }
+
+  /** Submits the audio, waiting for the model while the backend answers that it is loading it (bounded). */
+  private async submit(audio: Audio): Promise<void> {
+    const limits = this.input.limits;
     for (let attempt = 0; ; attempt++) {
-      const submitted = await backend.transcriptionSubmit({
-        ...ref,
+      const submitted = await this.a.backend.transcriptionSubmit({
+        ...this.ref,
         audio: audio.file,
         note: stage(40, 'submitting', attempt ? `Submitting again (attempt ${attempt + 1})` : `Submitting ${audio.mode} audio`),
       });
       if (submitted.kind === 'accepted') {
-        asrJobId = submitted.asrJobId;
-        break;
+        this.asrJobId = submitted.asrJobId;
+        return;
       }
       if (attempt >= limits.maxResubmits) {
         throw ApplicationFailure.nonRetryable(
@@ -142,8 +174,8 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
       }
       const retryAfterMs = Math.min(Math.max(0, submitted.retryAfterMs), limits.modelWaitMaxMs);
       const startedAt = Date.now();
-      const waited = await modelWait.transcriptionWaitForModel({
-        ...ref,
+      const waited = await this.a.modelWait.transcriptionWaitForModel({
+        ...this.ref,
         maxWaitMs: limits.modelWaitMaxMs,
         note: stage(40, 'waiting-for-model', `The backend is loading its model (retry after ${Math.round(retryAfterMs / 1000)} s)`),
       });
@@ -153,60 +185,67 @@ export async function transcriptionWorkflow(input: TranscriptionInput): Promise<
         if (rest > 0) await sleep(rest);
       }
     }
+  }
 
+  /** The backend's webhook calls (signals), until one for the current backend job is applied; stale ones are ignored. */
+  private async awaitResult(): Promise<TranscriptionResult> {
+    const { jobId, limits } = this.input;
+    const asrJobId = this.asrJobId!;
     const deadline = Date.now() + limits.webhookTimeoutMs;
     for (;;) {
-      const arrived = await condition(() => notices.length > 0, Math.max(1, deadline - Date.now()));
+      const arrived = await condition(() => this.notices.length > 0, Math.max(1, deadline - Date.now()));
       if (!arrived) {
-        await book.transcriptionCancelBackend({ jobId, asrJobId: asrJobId! });
+        await this.a.book.transcriptionCancelBackend({ jobId, asrJobId });
         throw ApplicationFailure.nonRetryable(
           `The transcription backend sent no result within ${Math.round(limits.webhookTimeoutMs / 1000)} s of the submission`,
           'WebhookTimeout',
         );
       }
-      const notice = notices.shift()!;
+      const notice = this.notices.shift()!;
       if (notice.asrJobId && notice.asrJobId !== asrJobId) {
-        await book.transcriptionIgnoreWebhooks({
+        await this.a.book.transcriptionIgnoreWebhooks({
           deliveryIds: [notice.deliveryId],
           reason: `stale: for backend job ${notice.asrJobId}, the current one is ${asrJobId}`,
         });
         continue;
       }
-      let applied: Awaited<ReturnType<TranscriptionActivities['transcriptionApplyWebhook']>>;
-      try {
-        applied = await finalize.transcriptionApplyWebhook({ ...ref, deliveryId: notice.deliveryId });
-      } catch (err) {
-        if (isCancellation(err)) throw err;
-        const message = `Could not process the transcription backend's result: ${failureMessage(err)}`;
-        await book.transcriptionFailWebhook({ ...ref, deliveryId: notice.deliveryId, error: message });
-        throw ApplicationFailure.nonRetryable(message, 'WebhookProcessingFailed');
-      }
+      const applied = await this.apply(notice);
       if (applied.result === 'ignored') continue;
       if (applied.result === 'stopped') return { outcome: 'stopped' };
       if (applied.result === 'failed') throw ApplicationFailure.nonRetryable(applied.error, 'BackendFailed');
-      await notify(applied.title);
+      await this.notify(applied.title);
       return { outcome: 'done', transcriptSource: 'asr', asrJobId };
     }
-  };
+  }
 
-  return runJob(jobId, async () => {
+  /** Stores a webhook call's transcript; one that cannot be processed fails the job. */
+  private async apply(notice: WebhookNotice) {
     try {
-      return await pipeline();
+      return await this.a.finalize.transcriptionApplyWebhook({ ...this.ref, deliveryId: notice.deliveryId });
     } catch (err) {
-      if (isJobStopped(err)) return { outcome: 'stopped' };
-      if (isCancellation(err) && asrJobId) {
-        const id = asrJobId;
-        await CancellationScope.nonCancellable(() => book.transcriptionCancelBackend({ jobId, asrJobId: id }));
-      }
-      throw err;
-    } finally {
-      await CancellationScope.nonCancellable(async () => {
-        // Calls that arrived after the one that counted change nothing; their callers are answered now.
-        if (notices.length) {
-          await book.transcriptionIgnoreWebhooks({ deliveryIds: notices.splice(0).map((n) => n.deliveryId), reason: 'the job already ended' });
-        }
-        await book.transcriptionCleanup({ jobId, runId: ref.runId });
-      });
+      if (isCancellation(err)) throw err;
+      const message = `Could not process the transcription backend's result: ${failureMessage(err)}`;
+      await this.a.book.transcriptionFailWebhook({ ...this.ref, deliveryId: notice.deliveryId, error: message });
+      throw ApplicationFailure.nonRetryable(message, 'WebhookProcessingFailed');
     }
-  });
+  }
+
+  private async notify(title: string): Promise<void> {
+    const jobId = this.input.jobId;
+    try {
+      await this.a.push.sendPushNotification({
+        payload: { title: 'Transcript ready', body: title, tag: `transcription:${jobId}`, data: { kind: 'transcription', jobId, url: `/api/jobs/${jobId}` } },
+      });
+    } catch {
+      // The transcript is done whatever happens to the notification.
+    }
+  }
+
+  /** Calls that arrived after the one that counted change nothing; their callers are answered now. */
+  private async cleanup(): Promise<void> {
+    if (this.notices.length) {
+      await this.a.book.transcriptionIgnoreWebhooks({ deliveryIds: this.notices.splice(0).map((n) => n.deliveryId), reason: 'the job already ended' });
+    }
+    await this.a.book.transcriptionCleanup({ jobId: this.input.jobId, runId: this.ref.runId });
+  }
 }
