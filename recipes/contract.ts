@@ -1,3 +1,5 @@
+import type { SchemaRecipe } from './recipe.js';
+
 /**
  * What the API, the workflow and the activities of the recipe queue agree on. Pure (no imports with side effects):
  * the workflow bundle includes it.
@@ -41,7 +43,7 @@ export interface PhaseEntry {
 
 /** An item's results (docs/recipes.md); filled as phases complete (all four once the item is `success`). */
 export interface RecipeResults {
-  recipe?: Record<string, unknown>;
+  recipe?: SchemaRecipe;
   recipeManagerUrl?: string;
   extractedText?: string;
   thumbnail?: string;

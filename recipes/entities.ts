@@ -1,5 +1,6 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 import type { PhaseEntry, RecipeResults } from './contract.js';
+import type { ExtractionRecord } from './extract.js';
 import { Job } from '../db/entities/job.js';
 
 /**
@@ -22,7 +23,7 @@ export const RecipeItem = defineEntity({
      * What extraction found beyond the text (`via`, the title, a schema.org Recipe the page carries): parsing
      * reads it. Internal; not shown.
      */
-    extraction: p.json<Record<string, unknown>>().nullable(),
+    extraction: p.json<ExtractionRecord>().nullable(),
     /** The recipe manager (`mealie`, `tandoor`) and its id of the recipe created (slug or id): a retried upload reuses it. */
     manager: p.string().nullable(),
     managerRecipeId: p.string().nullable(),

@@ -37,6 +37,9 @@ export interface Extracted {
   structured?: SchemaRecipe;
 }
 
+/** What extraction keeps for parsing beyond the text (the item's `extraction` column). */
+export type ExtractionRecord = Pick<Extracted, 'via' | 'title' | 'extractor' | 'structured'>;
+
 /** The longest text kept (a caption is far shorter; a page's text is cut). */
 export const MAX_TEXT = 20_000;
 const MIN_PAGE_TEXT = 40;

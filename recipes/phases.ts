@@ -16,7 +16,7 @@ export function withPhase(phases: readonly PhaseEntry[], name: PhaseName, change
 
 /** Optional fields that are unset are left out, so the JSON carries only what is known. */
 function clean(p: PhaseEntry): PhaseEntry {
-  return Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) as unknown as PhaseEntry;
+  return Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) as PhaseEntry;
 }
 
 /** A run that ended leaves no phase running: the one that was is marked failed. */

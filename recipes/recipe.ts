@@ -90,11 +90,11 @@ export interface ModelAnswer {
   recipe: ModelRecipe | null;
 }
 
-let validator: ValidateFunction | undefined;
+let validator: ValidateFunction<ModelAnswer> | undefined;
 /** ajv's verdict on a model answer: the answer, or the first problem (with its JSON pointer). */
 export function checkModelAnswer(value: unknown): { ok: true; answer: ModelAnswer } | { ok: false; problem: string } {
-  validator ??= createAjv({ allowUnionTypes: true, strict: false }).compile(MODEL_ANSWER_SCHEMA);
-  if (validator(value)) return { ok: true, answer: value as unknown as ModelAnswer };
+  validator ??= createAjv({ allowUnionTypes: true, strict: false }).compile<ModelAnswer>(MODEL_ANSWER_SCHEMA);
+  if (validator(value)) return { ok: true, answer: value };
   const e = validator.errors?.[0];
   return { ok: false, problem: e ? `${e.instancePath || '/'} ${e.message ?? 'is invalid'}` : 'it does not match the schema' };
 }
@@ -168,7 +168,7 @@ const texts = (vs: readonly unknown[]): string[] => vs.map(text).filter((s): s i
 function compact(r: SchemaRecipe): SchemaRecipe {
   const keep = ([k, v]: [string, unknown]) =>
     v !== undefined && !(Array.isArray(v) && v.length === 0 && k !== 'recipeIngredient' && k !== 'recipeInstructions');
-  return Object.fromEntries(Object.entries(r).filter(keep)) as unknown as SchemaRecipe;
+  return Object.fromEntries(Object.entries(r).filter(keep)) as SchemaRecipe;
 }
 
 /** A recipe needs a name and something to cook from. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { createJobActivities } from '../../activities/jobs.js';
 import { createRecipeActivities } from '../../recipes/activities.js';
@@ -48,9 +49,10 @@ describe('a retry racing the previous run', () => {
     expect(await stoppedType(jobs.startJob(late))).toBe(JOB_STOPPED);
     await jobs.reportProgress({ ...late, progress: 99, stage: 'late' });
     await jobs.finishJob({ ...late, outcome: 'failed', error: 'a late failure' });
-    expect(await stoppedType(recipes.recipeExtract(step))).toBe(JOB_STOPPED);
-    expect(await stoppedType(recipes.recipeUpload(step))).toBe(JOB_STOPPED);
-    expect(await recipes.recipeFail({ ...step, status: 'unhealthy', error: 'a late give-up' })).toBeNull();
+    const activity = new MockActivityEnvironment();
+    expect(await stoppedType(activity.run(recipes.recipeExtract, step))).toBe(JOB_STOPPED);
+    expect(await stoppedType(activity.run(recipes.recipeUpload, step))).toBe(JOB_STOPPED);
+    expect(await activity.run(recipes.recipeFail, { ...step, status: 'unhealthy' as const, error: 'a late give-up' })).toBeNull();
 
     // Nothing of theirs is there: the job is the new run's, and none of its events came from them.
     expect(await em().findOneOrFail(Job, { id: body.id })).toMatchObject({ runId: current.runId, status: 'in_progress', error: null, completedAt: null });

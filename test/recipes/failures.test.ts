@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { createRecipeActivities } from '../../recipes/activities.js';
 import { createLogger } from '../../core/log.js';
 import { Job } from '../../db/entities/job.js';
@@ -272,12 +273,13 @@ describe('retry', () => {
     // it answers what it created, and the recipe manager sees nothing new.
     const job = await h.stack.orm.em.fork().findOneOrFail(Job, { id: failed.id });
     const steps = createRecipeActivities({ config: h.stack.config, orm: h.stack.orm, jobs: h.stack.jobs, log: createLogger('silent'), temporal: h.stack.temporal });
-    const again = await steps.recipeUpload({ itemId: failed.id, runId: job.runId!, timeoutMs: 1000 });
-    expect(again.recipeManagerUrl).toBe(done.results.recipeManagerUrl);
+    const activity = new MockActivityEnvironment();
+    const again = activity.run(steps.recipeUpload, { itemId: failed.id, runId: job.runId!, timeoutMs: 1000 });
+    await expect(again).resolves.toMatchObject({ recipeManagerUrl: done.results.recipeManagerUrl });
     expect(h.manager.createRequests).toHaveLength(2);
     expect(h.manager.created).toHaveLength(1);
     // A stale run may not write at all.
-    await expect(steps.recipeExtract({ itemId: failed.id, runId: 'another-run', timeoutMs: 1000 })).rejects.toMatchObject({ type: 'JobStopped' });
+    await expect(activity.run(steps.recipeExtract, { itemId: failed.id, runId: 'another-run', timeoutMs: 1000 })).rejects.toMatchObject({ type: 'JobStopped' });
   });
 
   it('a picture that cannot be fetched never fails an imported recipe', async () => {
