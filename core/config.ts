@@ -640,7 +640,7 @@ const READ_ELSEWHERE: ReadElsewhere<Section>[] = [
     meaning: 'a mirror of the Temporal CLI v1.5.1 `.tar.gz` for this platform',
   },
   {
-    variable: 'GRISTMILL_CACHE_DIR', section: 'temporal', default: '`~/.cache/gristmill`', accepts: 'a path', readBy: 'runtime/binaries.ts',
+    variable: 'GRISTMILL_CACHE_DIR', section: 'temporal', default: '`~/.cache/gristmill`', accepts: 'a path', readBy: 'core/binaries.ts',
     meaning: 'where the Temporal CLI and yt-dlp are cached (unset: under `$XDG_CACHE_HOME` when set)',
   },
   {
