@@ -1,19 +1,25 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import type { Job } from '../db/entities/job.js';
 import { Library, LibraryVersion } from './entities/library.js';
 import type { JobKind } from '../jobs/kinds.js';
 
-export interface IndexJobDetail {
-  repositoryId: string;
-  versionId: string | null;
-  totalFiles: number;
-  processedFiles: number;
+/**
+ * An indexing job's `detail` (the job row's JSON column, shared by every kind): which library or version it indexes
+ * and how far it got. Read through `indexDetail`, which checks it; rows written before a count existed read it as 0.
+ */
+const indexJobDetail = z.looseObject({
+  repositoryId: z.string(),
+  versionId: z.string().nullable(),
+  totalFiles: z.number().default(0),
+  processedFiles: z.number().default(0),
   /** Stage `embedding`: snippets that lacked a vector for the active profile, and how many of them have one now. */
-  snippetsToEmbed?: number;
-  embeddedSnippets?: number;
-}
+  snippetsToEmbed: z.number().optional(),
+  embeddedSnippets: z.number().optional(),
+});
+export type IndexJobDetail = z.infer<typeof indexJobDetail>;
 
-export const indexDetail = (job: Job) => job.detail as unknown as IndexJobDetail;
+export const indexDetail = (job: Job): IndexJobDetail => indexJobDetail.parse(job.detail);
 
 /** An indexing job as the API shows it (docs/documentation-index.md). */
 export function serializeIndexJob(job: Job) {
@@ -24,8 +30,8 @@ export function serializeIndexJob(job: Job) {
     versionId: d.versionId,
     status: job.status,
     progress: job.progress,
-    totalFiles: d.totalFiles ?? 0,
-    processedFiles: d.processedFiles ?? 0,
+    totalFiles: d.totalFiles,
+    processedFiles: d.processedFiles,
     snippetsToEmbed: d.snippetsToEmbed ?? null,
     embeddedSnippets: d.embeddedSnippets ?? null,
     stage: job.stage ?? 'queued',

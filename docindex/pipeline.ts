@@ -3,14 +3,15 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from '../activities/deps.js';
-import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion } from './parse/config.js';
+import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion, type RepoConfig } from './parse/config.js';
 import { parseFile, type ParsedSnippet } from './parse/parse.js';
 import { contentExclusion, selectFiles } from './parse/select.js';
 import { PermanentError } from '../core/errors.js';
 import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from './embeddings/profiles.js';
-import { ModelUnavailableError } from './embeddings/provider.js';
+import { type EmbeddingProvider, ModelUnavailableError } from './embeddings/provider.js';
 import { Job } from '../db/entities/job.js';
 import { jobStopped, owns } from '../jobs/ownership.js';
+import type { ExtraEvent, JobPatch } from '../jobs/store.js';
 import { removeWorkFolder } from '../jobs/work-folders.js';
 import { Library, LibraryVersion } from './entities/library.js';
 import { LibraryDocument, Snippet } from './entities/snippet.js';
@@ -19,7 +20,7 @@ import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shal
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { versionIdOf } from './ids.js';
 import { LocalFolders } from './local-folders.js';
-import { indexDetail } from './kind.js';
+import { indexDetail, type IndexJobDetail } from './kind.js';
 import { refreshTermStatistics } from './search/keyword.js';
 
 export interface IndexInput {
@@ -113,52 +114,54 @@ type StagePatch = { stage?: string; progress?: number; stageDetail?: string | nu
 type Counts = { totalFiles?: number; processed?: number; toEmbed?: number; embedded?: number };
 
 /**
- * The one place a stage's progress is written: the job row (stage, progress, file counts) and a `progress` event,
- * in one transaction. A run that no longer owns the job (jobs/ownership.ts) writes nothing and stops here.
+ * The one way a step writes: under the job's lock, for the job's owner only (jobs/ownership.ts, `owns`). `change`
+ * patches the job row; `within` writes the step's own rows in the same transaction. A run that no longer owns the
+ * job writes nothing and stops here (JOB_STOPPED).
  */
+async function asOwner(
+  deps: ActivityDeps,
+  input: IndexStep,
+  change: (job: Job) => JobPatch,
+  opts: { within?: (tx: EntityManager) => Promise<void>; extra?: (job: Job) => ExtraEvent[] } = {},
+): Promise<void> {
+  const { changed } = await deps.jobs.update(deps.orm.em, input.jobId, (job) => (owns(job, input.runId) ? change(job) : null), {
+    silent: true,
+    extra: opts.extra,
+    within: opts.within && ((tx) => opts.within!(tx)),
+  });
+  if (!changed) jobStopped();
+}
+
+/** The job's detail with the counts that were given changed. */
+function withCounts(detail: IndexJobDetail, counts: Counts): IndexJobDetail {
+  return {
+    ...detail,
+    ...(counts.totalFiles !== undefined && { totalFiles: counts.totalFiles }),
+    ...(counts.processed !== undefined && { processedFiles: counts.processed }),
+    ...(counts.toEmbed !== undefined && { snippetsToEmbed: counts.toEmbed }),
+    ...(counts.embedded !== undefined && { embeddedSnippets: counts.embedded }),
+  };
+}
+
+/** The `progress` event a stage's write publishes: the job's stage, percentage and file (or snippet) counts. */
+function progressEvent(job: Job): ExtraEvent {
+  const d = indexDetail(job);
+  return {
+    event: 'progress',
+    data: {
+      stage: job.stage,
+      stageDetail: job.stageDetail ?? null,
+      progress: job.progress,
+      totalFiles: d.totalFiles,
+      processedFiles: d.processedFiles,
+      ...(d.snippetsToEmbed !== undefined && { snippetsToEmbed: d.snippetsToEmbed, embeddedSnippets: d.embeddedSnippets ?? 0 }),
+    },
+  };
+}
+
+/** The one place a stage's progress is written: the job row (stage, progress, file counts) and a `progress` event. */
 async function setStage(deps: ActivityDeps, input: IndexStep, patch: StagePatch, counts: Counts = {}): Promise<void> {
-  let refused = false;
-  await deps.jobs.update(
-    deps.orm.em,
-    input.jobId,
-    (job) => {
-      if (!owns(job, input.runId)) {
-        refused = true;
-        return null;
-      }
-      const detail = indexDetail(job);
-      return {
-        ...patch,
-        detail: {
-          ...detail,
-          ...(counts.totalFiles !== undefined && { totalFiles: counts.totalFiles }),
-          ...(counts.processed !== undefined && { processedFiles: counts.processed }),
-          ...(counts.toEmbed !== undefined && { snippetsToEmbed: counts.toEmbed }),
-          ...(counts.embedded !== undefined && { embeddedSnippets: counts.embedded }),
-        },
-      };
-    },
-    {
-      silent: true,
-      extra: (job) => {
-        const d = indexDetail(job);
-        return [
-          {
-            event: 'progress',
-            data: {
-              stage: job.stage,
-              stageDetail: job.stageDetail ?? null,
-              progress: job.progress,
-              totalFiles: d.totalFiles,
-              processedFiles: d.processedFiles,
-              ...(d.snippetsToEmbed !== undefined && { snippetsToEmbed: d.snippetsToEmbed, embeddedSnippets: d.embeddedSnippets ?? 0 }),
-            },
-          },
-        ];
-      },
-    },
-  );
-  if (refused) jobStopped();
+  await asOwner(deps, input, (job) => ({ ...patch, detail: withCounts(indexDetail(job), counts) }), { extra: (job) => [progressEvent(job)] });
 }
 
 /** Puts the files to index in a folder: the local folder itself, a private copy at a tag, or a shallow clone. */
@@ -189,7 +192,7 @@ async function checkout(
   return { root: workdir, commit: await headCommit(workdir) };
 }
 
-async function readConfig(root: string): Promise<{ config: ReturnType<typeof parseRepoConfig>['config']; warnings: string[] }> {
+async function readConfig(root: string): Promise<{ config: RepoConfig; warnings: string[] }> {
   for (const name of CONFIG_FILE_NAMES) {
     const text = await fs.readFile(path.join(root, name), 'utf8').catch(() => undefined);
     if (text !== undefined) {
@@ -214,6 +217,225 @@ async function attemptFolder(deps: ActivityDeps, input: IndexStep, attempt: numb
 }
 
 /**
+ * What the crawl found, file by file: the counts its progress reports, its summary and its result are made of.
+ * `selected` files are those the config's rules include; reading skips some of them (binary, oversized, generated).
+ */
+export class CrawlTally {
+  processed = 0;
+  changed = 0;
+  /** Of the changed files, those an earlier attempt had already parsed and staged. */
+  reused = 0;
+  unchanged = 0;
+  deleted = 0;
+  oversized = 0;
+  generated = 0;
+
+  constructor(readonly selected: number) {}
+
+  /** Counts a file; one an earlier attempt staged (`reused`) is a changed file too. */
+  count(outcome: FileOutcome): void {
+    this[outcome]++;
+    if (outcome === 'reused') this.changed++;
+  }
+
+  /** The files indexed: those selected, less the ones skipped on reading. */
+  get indexed(): number {
+    return this.selected - this.oversized - this.generated;
+  }
+
+  /** The progress reported after a chunk of files: the job goes from 10% to 70% while files are parsed. */
+  progress(): { patch: StagePatch; counts: Counts } {
+    const patch = { progress: 10 + Math.floor((60 * this.processed) / Math.max(this.selected, 1)), stageDetail: `${this.processed} of ${this.selected} files` };
+    return { patch, counts: { processed: this.processed } };
+  }
+
+  skippedWarnings(): string[] {
+    return [
+      ...(this.oversized ? [`${this.oversized} binary or oversized files skipped`] : []),
+      ...(this.generated ? [`${this.generated} generated files skipped`] : []),
+    ];
+  }
+
+  summary(warnings: readonly string[]): string {
+    const reused = this.reused ? ` (${this.reused} parsed before)` : '';
+    return [`${this.changed} changed${reused}, ${this.unchanged} unchanged, ${this.deleted} removed`, ...warnings].join('; ');
+  }
+}
+
+/** What became of one file: read (or not) and compared with what is stored and staged. */
+type FileOutcome = 'changed' | 'reused' | 'unchanged' | 'deleted' | 'oversized' | 'generated';
+
+/** How the crawl reports: a heartbeat every time, and the job's row and events at most every PROGRESS_EVERY_MS unless forced. */
+function crawlReporter(deps: ActivityDeps, input: IndexStep, ctx: StepContext) {
+  let lastReport = 0;
+  return async (patch: StagePatch, counts?: Counts, force = false) => {
+    ctx.heartbeat({
+      stage: patch.stage ?? 'parsing',
+      ...(counts?.processed !== undefined && { processedFiles: counts.processed }),
+      ...(counts?.totalFiles !== undefined && { totalFiles: counts.totalFiles }),
+    } satisfies CrawlProgress);
+    if (!force && Date.now() - lastReport < PROGRESS_EVERY_MS) return;
+    lastReport = Date.now();
+    await setStage(deps, input, patch, counts);
+  };
+}
+type CrawlReporter = ReturnType<typeof crawlReporter>;
+
+type StagedRow = { job_id: string; file_path: string; checksum: string; snippets: ParsedSnippet[] };
+
+/**
+ * The job's `staged_document` rows as this attempt writes them, in batches, for the job's owner only (`asOwner`).
+ * `earlier` holds what an earlier attempt (or run) of the job staged: a file staged with the same checksum is not
+ * parsed again, and at the end every staged row this attempt does not stand for is dropped.
+ */
+export class Staging {
+  private batch: StagedRow[] = [];
+  /** The staged rows this attempt stands for: changed files and deleted ones. */
+  private readonly keep: string[] = [];
+
+  constructor(
+    private readonly deps: ActivityDeps,
+    private readonly input: IndexStep,
+    private readonly earlier: ReadonlyMap<string, string>,
+  ) {}
+
+  /** What the job has staged so far, file path to checksum. */
+  static async earlierRows(em: EntityManager, jobId: string): Promise<Map<string, string>> {
+    const rows: { file_path: string; checksum: string }[] = await em.execute('select file_path, checksum from staged_document where job_id = ?', [jobId]);
+    return new Map(rows.map((r) => [r.file_path, r.checksum]));
+  }
+
+  /** Stages a changed file, parsed unless an earlier attempt staged it as it is now: then it is `reused`. */
+  async changed(rel: string, checksum: string, parse: () => ParsedSnippet[]): Promise<'changed' | 'reused'> {
+    this.keep.push(rel);
+    if (this.earlier.get(rel) === checksum) return 'reused';
+    await this.add({ job_id: this.input.jobId, file_path: rel, checksum, snippets: parse() });
+    return 'changed';
+  }
+
+  /** Stages a file that is gone (or now excluded) with no content: the write stage removes it. */
+  async deleted(rel: string): Promise<void> {
+    this.keep.push(rel);
+    await this.add({ job_id: this.input.jobId, file_path: rel, checksum: '', snippets: [] });
+  }
+
+  /** Writes what is left, then drops what an earlier attempt staged and this one did not see (changed in between). */
+  async finish(): Promise<void> {
+    await this.flush(`delete from staged_document where job_id = ? and file_path <> all(${TEXT_ARRAY})`, [this.input.jobId, textArray(this.keep)]);
+  }
+
+  private async add(row: StagedRow): Promise<void> {
+    this.batch.push(row);
+    if (this.batch.length >= 100) await this.flush();
+  }
+
+  private async flush(then?: string, params: unknown[] = []): Promise<void> {
+    const rows = JSON.stringify(this.batch);
+    this.batch = [];
+    await asOwner(this.deps, this.input, () => ({}), {
+      within: async (tx) => {
+        if (rows !== '[]') {
+          await tx.execute(
+            `insert into staged_document (job_id, file_path, checksum, snippets)
+             select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
+             on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets`,
+            [rows],
+          );
+        }
+        if (then) await tx.execute(then, params);
+      },
+    });
+  }
+}
+
+/** A file's content, or why it is not indexed: binary or over MAX_FILE_BYTES, or generated (parse/select.ts). */
+async function readSelected(root: string, rel: string, config: RepoConfig): Promise<Buffer | 'oversized' | 'generated'> {
+  const file = path.join(root, rel);
+  const st = await fs.stat(file);
+  if (st.size > MAX_FILE_BYTES) return 'oversized';
+  const bytes = await fs.readFile(file);
+  if (bytes.subarray(0, 8000).includes(0)) return 'oversized'; // binary
+  return contentExclusion(rel, st.size, bytes.subarray(0, 2000).toString('utf8'), config) ? 'generated' : bytes;
+}
+
+/** What the crawl works on: the checked-out files, the repository's config, and the scope's stored checksums. */
+interface CrawlScope {
+  root: string;
+  config: RepoConfig;
+  stored: ReadonlyMap<string, string>;
+  staging: Staging;
+  tally: CrawlTally;
+  report: CrawlReporter;
+}
+
+/**
+ * Reads, compares and stages the selected files. Reads and hashes overlap (I/O-bound); parsing stays in file order
+ * so the staged rows are deterministic. Returns the files read (whatever their outcome).
+ */
+async function stageFiles(s: CrawlScope, files: readonly string[], signal: AbortSignal): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (let start = 0; start < files.length; start += READ_AHEAD) {
+    signal.throwIfAborted();
+    const chunk = files.slice(start, start + READ_AHEAD);
+    const contents = await Promise.all(chunk.map((rel) => readSelected(s.root, rel, s.config)));
+    for (const [j, rel] of chunk.entries()) {
+      const bytes = contents[j]!;
+      if (!Buffer.isBuffer(bytes)) {
+        s.tally.count(bytes);
+        continue;
+      }
+      seen.add(rel);
+      const checksum = sha(bytes);
+      if (s.stored.get(rel) === checksum) s.tally.count('unchanged');
+      else s.tally.count(await s.staging.changed(rel, checksum, () => parseFile(rel, bytes.toString('utf8'))));
+    }
+    s.tally.processed = start + chunk.length;
+    const { patch, counts } = s.tally.progress();
+    await s.report(patch, counts);
+  }
+  return seen;
+}
+
+/** Files stored before and not seen now (gone, or now excluded) are staged empty. */
+async function stageDeleted(s: CrawlScope, seen: ReadonlySet<string>): Promise<void> {
+  for (const rel of s.stored.keys()) {
+    if (seen.has(rel)) continue;
+    s.tally.count('deleted');
+    await s.staging.deleted(rel);
+  }
+}
+
+/**
+ * The config's previousVersions that can be registered: only tags that exist, since a missing one would fail every
+ * re-index (the others become a warning). Only the default branch has them, whose root is the local folder as
+ * resolved and checked by `checkout`.
+ */
+async function existingPreviousVersions(deps: ActivityDeps, lib: Library, version: LibraryVersion | null, s: CrawlScope, warnings: string[], signal: AbortSignal) {
+  const wanted = version ? [] : s.config.previousVersions;
+  if (!wanted.length) return wanted;
+  const existing = lib.source === 'local' ? new Set((await localTags(s.root)).map((t) => t.tag)) : new Set((await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib, signal))).keys());
+  const missing = wanted.filter((v) => !existing.has(v.tag));
+  if (missing.length) warnings.push(`previousVersions: no tag ${missing.map((v) => v.tag).join(', ')}; not registered`);
+  return wanted.filter((v) => existing.has(v.tag));
+}
+
+/** The scope's stored documents, file path to checksum: a file with the same checksum now is unchanged. */
+async function storedChecksums(em: EntityManager, lib: Library, version: LibraryVersion | null): Promise<Map<string, string>> {
+  const docs = await em.find(LibraryDocument, { repositoryId: lib.id, versionId: version?.id ?? null }, { fields: ['filePath', 'checksum'] });
+  return new Map(docs.map((d) => [d.filePath, d.checksum]));
+}
+
+/** What an earlier attempt of the job staged, said in the log when there is any: this attempt resumes from it. */
+async function resumeFrom(deps: ActivityDeps, em: EntityManager, input: IndexStep, ctx: StepContext): Promise<Map<string, string>> {
+  const staged = await Staging.earlierRows(em, input.jobId);
+  if (staged.size) {
+    const earlier = ctx.resumeFrom as CrawlProgress | undefined;
+    deps.log.info('resuming a crawl from what an earlier attempt staged', { jobId: input.jobId, staged: staged.size, earlierAttemptReached: earlier?.processedFiles ?? null });
+  }
+  return staged;
+}
+
+/**
  * Stages crawl and parse. Changed and new files are parsed into `staged_document`; deleted files are staged with
  * no content; unchanged files (same checksum as stored) are not read twice. Nothing a reader sees changes here.
  * A retried attempt resumes: files an earlier attempt (or run) of the job already staged with the same checksum
@@ -223,209 +445,100 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
   const workdir = await attemptFolder(deps, input, ctx.attempt ?? 1);
-  const staged = new Map(
-    ((await em.execute('select file_path, checksum from staged_document where job_id = ?', [input.jobId])) as { file_path: string; checksum: string }[]).map(
-      (r) => [r.file_path, r.checksum],
-    ),
-  );
-  if (staged.size) {
-    const earlier = ctx.resumeFrom as CrawlProgress | undefined;
-    deps.log.info('resuming a crawl from what an earlier attempt staged', { jobId: input.jobId, staged: staged.size, earlierAttemptReached: earlier?.processedFiles ?? null });
-  }
-
-  let lastReport = 0;
-  const report = async (patch: StagePatch, counts?: Counts, force = false) => {
-    ctx.heartbeat({ stage: patch.stage ?? 'parsing', ...(counts?.processed !== undefined && { processedFiles: counts.processed }), ...(counts?.totalFiles !== undefined && { totalFiles: counts.totalFiles }) } satisfies CrawlProgress);
-    if (!force && Date.now() - lastReport < PROGRESS_EVERY_MS) return;
-    lastReport = Date.now();
-    await setStage(deps, input, patch, counts);
-  };
-
+  const staging = new Staging(deps, input, await resumeFrom(deps, em, input, ctx));
+  const report = crawlReporter(deps, input, ctx);
   try {
     await report({ stage: 'crawling', progress: 2, stageDetail: lib.source === 'local' && !version ? `reading ${lib.sourceUrl}` : 'fetching the repository' }, undefined, true);
     const { root, commit, skip } = await checkout(deps, lib, version, workdir, ctx);
     const { config, warnings } = await readConfig(root);
-    const selection = selectFiles(await walk(root, ctx.signal, () => ctx.heartbeat({ stage: 'crawling' } satisfies CrawlProgress), skip), config);
-    const totalFiles = selection.included.length;
+    const files = selectFiles(await walk(root, ctx.signal, () => ctx.heartbeat({ stage: 'crawling' } satisfies CrawlProgress), skip), config).included;
+    const tally = new CrawlTally(files.length);
+    const s: CrawlScope = { root, config, stored: await storedChecksums(em, lib, version), staging, tally, report };
+    await report({ stage: 'parsing', progress: 10, stageDetail: warnings.length ? warnings.join('; ') : `${files.length} files` }, { totalFiles: files.length, processed: 0 }, true);
 
-    const stored = new Map(
-      (await em.find(LibraryDocument, { repositoryId: lib.id, versionId: version?.id ?? null }, { fields: ['filePath', 'checksum'] })).map(
-        (d) => [d.filePath, d.checksum],
-      ),
-    );
-    await report({ stage: 'parsing', progress: 10, stageDetail: warnings.length ? warnings.join('; ') : `${totalFiles} files` }, { totalFiles, processed: 0 }, true);
-
-    let changed = 0;
-    let unchanged = 0;
-    let skipped = 0;
-    let reused = 0;
-    const seen = new Set<string>();
-    /** The staged rows this attempt stands for: changed files and deleted ones. */
-    const keep: string[] = [];
-    let batch: { job_id: string; file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = [];
-    const flush = async () => {
-      if (!batch.length) return;
-      // Staged for the job's owner only: a run that lost the job (a reset replaced it) stages nothing more.
-      const rows: unknown[] = await em.execute(
-        `insert into staged_document (job_id, file_path, checksum, snippets)
-         select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
-         where exists (select 1 from job where id = ? and run_id = ? and completed_at is null)
-         on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets
-         returning 1`,
-        [JSON.stringify(batch), input.jobId, input.runId],
-      );
-      if (!rows.length) jobStopped();
-      batch = [];
-    };
-
-    // Reads and hashes overlap (I/O-bound); parsing stays in file order so the staged rows are deterministic.
-    let generated = 0;
-    const read = async (rel: string) => {
-      const file = path.join(root, rel);
-      const st = await fs.stat(file);
-      if (st.size > MAX_FILE_BYTES) return undefined;
-      const bytes = await fs.readFile(file);
-      if (bytes.subarray(0, 8000).includes(0)) return undefined; // binary
-      if (!contentExclusion(rel, st.size, bytes.subarray(0, 2000).toString('utf8'), config)) return bytes;
-      generated++;
-      return null;
-    };
-    const files = selection.included;
-    for (let start = 0; start < files.length; start += READ_AHEAD) {
-      ctx.signal.throwIfAborted();
-      const chunk = files.slice(start, start + READ_AHEAD);
-      const contents = await Promise.all(chunk.map(read));
-      for (const [j, rel] of chunk.entries()) {
-        const bytes = contents[j];
-        if (!bytes) {
-          if (bytes === undefined) skipped++;
-          continue;
-        }
-        seen.add(rel);
-        const checksum = sha(bytes);
-        if (stored.get(rel) === checksum) unchanged++;
-        else {
-          changed++;
-          keep.push(rel);
-          if (staged.get(rel) === checksum) reused++; // parsed and staged by an earlier attempt
-          else {
-            batch.push({ job_id: input.jobId, file_path: rel, checksum, snippets: parseFile(rel, bytes.toString('utf8')) });
-            if (batch.length >= 100) await flush();
-          }
-        }
-      }
-      const done = start + chunk.length;
-      await report({ progress: 10 + Math.floor((60 * done) / Math.max(totalFiles, 1)), stageDetail: `${done} of ${totalFiles} files` }, { processed: done });
-    }
-    // Files stored before and gone now (or now excluded) are staged empty: the write stage removes them.
-    let deleted = 0;
-    for (const rel of stored.keys()) {
-      if (!seen.has(rel)) {
-        deleted++;
-        keep.push(rel);
-        batch.push({ job_id: input.jobId, file_path: rel, checksum: '', snippets: [] });
-        if (batch.length >= 100) await flush();
-      }
-    }
-    await flush();
-    // What an earlier attempt staged and this one did not see (the files changed in between) is not written.
-    await em.execute(
-      `delete from staged_document where job_id = ? and file_path <> all(${TEXT_ARRAY})
-       and exists (select 1 from job where id = ? and run_id = ? and completed_at is null)`,
-      [input.jobId, textArray(keep), input.jobId, input.runId],
-    );
-    if (skipped) warnings.push(`${skipped} binary or oversized files skipped`);
-    if (generated) warnings.push(`${generated} generated files skipped`);
-    // previousVersions registers versions, but only tags that exist: a missing one would fail every re-index. (Only
-    // the default branch has them, whose root is the local folder as resolved and checked above.)
-    let previousVersions = version ? [] : config.previousVersions;
-    if (previousVersions.length) {
-      const existing = lib.source === 'local' ? new Set((await localTags(root)).map((t) => t.tag)) : new Set((await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib, ctx.signal))).keys());
-      const missing = previousVersions.filter((v) => !existing.has(v.tag));
-      if (missing.length) warnings.push(`previousVersions: no tag ${missing.map((v) => v.tag).join(', ')}; not registered`);
-      previousVersions = previousVersions.filter((v) => existing.has(v.tag));
-    }
-    const summary = [`${changed} changed${reused ? ` (${reused} parsed before)` : ''}, ${unchanged} unchanged, ${deleted} removed`, ...warnings].join('; ');
-    await report({ progress: 70, stageDetail: summary }, { totalFiles: totalFiles - skipped - generated, processed: totalFiles }, true);
-    return {
-      totalFiles: totalFiles - skipped - generated,
-      changedFiles: changed,
-      deletedFiles: deleted,
-      unchangedFiles: unchanged,
-      commit,
-      rules: config.rules,
-      previousVersions,
-      warnings,
-    };
+    await stageDeleted(s, await stageFiles(s, files, ctx.signal));
+    await staging.finish();
+    warnings.push(...s.tally.skippedWarnings());
+    const previousVersions = await existingPreviousVersions(deps, lib, version, s, warnings, ctx.signal);
+    await report({ progress: 70, stageDetail: tally.summary(warnings) }, { totalFiles: tally.indexed, processed: files.length }, true);
+    return { totalFiles: tally.indexed, changedFiles: tally.changed, deletedFiles: tally.deleted, unchangedFiles: tally.unchanged, commit, rules: config.rules, previousVersions, warnings };
   } finally {
     await removeWorkFolder(workdir);
+  }
+}
+
+type WriteCounts = { documentsWritten: number; documentsRemoved: number; snippetsWritten: number };
+
+/** Replaces the scope's documents and snippets with the staged files, 200 files at a time; deleted files are removed. */
+async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, version: LibraryVersion | null): Promise<WriteCounts> {
+  const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
+  const counts: WriteCounts = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 };
+  const now = new Date();
+  for (let offset = 0; ; offset += 200) {
+    const rows: { file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = await tx.execute(
+      'select file_path, checksum, snippets from staged_document where job_id = ? order by file_path limit 200 offset ?',
+      [input.jobId, offset],
+    );
+    if (!rows.length) break;
+    await tx.nativeDelete(LibraryDocument, { ...scope, filePath: { $in: rows.map((r) => r.file_path) } });
+    const docs = rows.filter((r) => r.checksum !== '');
+    counts.documentsRemoved += rows.length - docs.length;
+    if (!docs.length) continue;
+    await tx.insertMany(
+      LibraryDocument,
+      docs.map((r) => ({ id: documentId(lib.id, scope.versionId, r.file_path), ...scope, filePath: r.file_path, checksum: r.checksum, indexedAt: now })),
+    );
+    const rowsOf = docs.flatMap((r) => {
+      const docId = documentId(lib.id, scope.versionId, r.file_path);
+      return r.snippets.map((s) => ({ id: snippetId(docId, s), documentId: docId, ...scope, type: s.type, title: s.title, content: s.content, language: s.language, breadcrumb: s.breadcrumb, tokenCount: s.tokenCount, ordinal: s.ordinal, createdAt: now }));
+    });
+    for (let i = 0; i < rowsOf.length; i += 500) await tx.insertMany(Snippet, rowsOf.slice(i, i + 500));
+    counts.documentsWritten += docs.length;
+    counts.snippetsWritten += rowsOf.length;
+  }
+  await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
+  // Keyword search's term frequencies change with the snippets, in the same transaction (docindex/search/keyword.ts); a
+  // run that changed no file leaves them as they are (a retry after this commit finds nothing staged).
+  if (counts.documentsWritten || counts.documentsRemoved) await refreshTermStatistics(tx, scope);
+  return counts;
+}
+
+/** Stores the config's rules and, for the default branch, registers its previousVersions (as pending versions). */
+async function storeConfig(tx: EntityManager, lib: Library, version: LibraryVersion | null, crawl: CrawlResult): Promise<void> {
+  const versionId = version?.id ?? null;
+  // The default branch's rules are the repository-wide row; a version's go to that version's row.
+  await tx.execute(
+    `insert into library_rules (id, repository_id, version_id, rules, updated_at) values (?, ?, ?, ?::jsonb, now())
+     on conflict (repository_id, coalesce(version_id, '')) do update set rules = excluded.rules, updated_at = now()`,
+    [`${lib.id}@${versionId ?? ''}`, lib.id, versionId, JSON.stringify(crawl.rules)],
+  );
+  if (version) return;
+  for (const pv of crawl.previousVersions) {
+    await tx.execute(
+      `insert into library_version (id, repository_id, tag, title, state, total_snippets, created_at)
+       values (?, ?, ?, ?, 'pending', 0, now()) on conflict do nothing`,
+      [versionIdOf(lib.id, pv.tag), lib.id, pv.tag, pv.title ?? null],
+    );
   }
 }
 
 /**
  * Stage write: swaps the staged files in, in one transaction, so a reader sees the old snippets or the new ones,
  * never a mix, with their term statistics. Also stores the rules and registers previousVersions. Safe to retry: it
- * reads only the staging rows.
+ * reads only the staging rows. Only the job's owner swaps, checked under the job's lock for the whole transaction.
  */
-export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult) {
+export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult): Promise<WriteCounts> {
   await setStage(deps, input, { stage: 'writing', progress: 75, stageDetail: null });
-  return deps.orm.em.fork().transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`index-scope:${input.repositoryId}@${input.versionId ?? ''}`]);
-    // The swap happens only for the job's owner, checked under the job's lock (jobs/store.ts takes the same one).
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`job:${input.jobId}`]);
-    const job = await tx.findOne(Job, { id: input.jobId }, { refresh: true });
-    if (!job || !owns(job, input.runId)) jobStopped();
-    const { lib, version } = await loadScope(tx, input);
-    const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
-    let written = 0;
-    let removed = 0;
-    let snippets = 0;
-    const now = new Date();
-    for (let offset = 0; ; offset += 200) {
-      const rows: { file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = await tx.execute(
-        'select file_path, checksum, snippets from staged_document where job_id = ? order by file_path limit 200 offset ?',
-        [input.jobId, offset],
-      );
-      if (!rows.length) break;
-      await tx.nativeDelete(LibraryDocument, { ...scope, filePath: { $in: rows.map((r) => r.file_path) } });
-      const docs = rows.filter((r) => r.checksum !== '');
-      removed += rows.length - docs.length;
-      if (docs.length) {
-        await tx.insertMany(
-          LibraryDocument,
-          docs.map((r) => ({ id: documentId(lib.id, scope.versionId, r.file_path), ...scope, filePath: r.file_path, checksum: r.checksum, indexedAt: now })),
-        );
-        const rowsOf = docs.flatMap((r) => {
-          const docId = documentId(lib.id, scope.versionId, r.file_path);
-          return r.snippets.map((s) => ({ id: snippetId(docId, s), documentId: docId, ...scope, type: s.type, title: s.title, content: s.content, language: s.language, breadcrumb: s.breadcrumb, tokenCount: s.tokenCount, ordinal: s.ordinal, createdAt: now }));
-        });
-        for (let i = 0; i < rowsOf.length; i += 500) await tx.insertMany(Snippet, rowsOf.slice(i, i + 500));
-        written += docs.length;
-        snippets += rowsOf.length;
-      }
-    }
-    await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
-    // Keyword search's term frequencies change with the snippets, in the same transaction (docindex/search/keyword.ts); a
-    // run that changed no file leaves them as they are (a retry after this commit finds nothing staged).
-    if (written || removed) await refreshTermStatistics(tx, scope);
-
-    // The default branch's rules are the repository-wide row; a version's go to that version's row.
-    await tx.execute(
-      `insert into library_rules (id, repository_id, version_id, rules, updated_at) values (?, ?, ?, ?::jsonb, now())
-       on conflict (repository_id, coalesce(version_id, '')) do update set rules = excluded.rules, updated_at = now()`,
-      [`${lib.id}@${scope.versionId ?? ''}`, lib.id, scope.versionId, JSON.stringify(crawl.rules)],
-    );
-    if (!version) {
-      for (const pv of crawl.previousVersions) {
-        await tx.execute(
-          `insert into library_version (id, repository_id, tag, title, state, total_snippets, created_at)
-           values (?, ?, ?, ?, 'pending', 0, now()) on conflict do nothing`,
-          [versionIdOf(lib.id, pv.tag), lib.id, pv.tag, pv.title ?? null],
-        );
-      }
-    }
-    return { documentsWritten: written, documentsRemoved: removed, snippetsWritten: snippets };
+  let counts: WriteCounts | undefined;
+  await asOwner(deps, input, () => ({}), {
+    within: async (tx) => {
+      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`index-scope:${input.repositoryId}@${input.versionId ?? ''}`]);
+      const { lib, version } = await loadScope(tx, input);
+      counts = await swapStaged(tx, input, lib, version);
+      await storeConfig(tx, lib, version, crawl);
+    },
   });
+  return counts!;
 }
 
 const EMBED_BATCH = 32;
@@ -450,30 +563,7 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
   const [{ n: total }] = (await em.execute(`select count(*)::int as n ${missing}`, scope)) as [{ n: number }];
   const detail = (done: number) => (total ? `${done} of ${total} snippets embedded with ${provider.model}` : `nothing to embed with ${provider.model}`);
   await setStage(deps, input, { stage: 'embedding', progress: 80, stageDetail: detail(0) }, { toEmbed: total, embedded: 0 });
-  if (total && provider.prepare) {
-    // A local model is loaded first, and downloaded on first use: the job says how far the download has come.
-    let shown = -1;
-    let writes = Promise.resolve();
-    const t0 = Date.now();
-    try {
-      await provider.prepare(({ loaded, total: size }) => {
-        const pct = size ? Math.min(100, Math.floor((100 * loaded) / size)) : 0;
-        if (shown < 0) deps.log.info(`downloading the embedding model ${provider.model} (first use)`, { into: deps.config.embeddings.cacheDir, from: deps.config.embeddings.modelHost });
-        if (shown >= 0 && pct < shown + 5 && !(pct === 100 && shown < 100)) return;
-        shown = pct;
-        const stageDetail = `downloading the embedding model ${provider.model}: ${pct}% of ${(size / 1e6).toFixed(0)} MB`;
-        writes = writes.then(() => setStage(deps, input, { stageDetail }));
-      });
-      await writes;
-      if (shown >= 0) deps.log.info(`downloaded the embedding model ${provider.model}`, { seconds: Math.round((Date.now() - t0) / 1000) });
-    } catch (err) {
-      await writes.catch(() => undefined);
-      if (!(err instanceof ModelUnavailableError) || provider.profileId !== DEFAULT_PROFILE_ID) throw err;
-      await disableUnavailableDefault(em, err.message, deps.log);
-      await setStage(deps, input, { stageDetail: `the embedding model ${provider.model} is not available: keyword search only` });
-      return { embedded: 0, provider: null };
-    }
-  }
+  if (total && !(await prepareModel(deps, input, em, provider))) return { embedded: 0, provider: null };
   let embedded = 0;
   for (;;) {
     ctx.signal.throwIfAborted();
@@ -497,6 +587,36 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
     await setStage(deps, input, { progress: 80 + Math.floor((15 * done) / Math.max(total, 1)), stageDetail: detail(done) }, { embedded: done });
   }
   return { embedded, provider: provider.model };
+}
+
+/**
+ * A local model is loaded first, and downloaded on first use: the job says how far the download has come. False
+ * when the default profile's model is not available: that profile is disabled and search stays keyword-only.
+ */
+async function prepareModel(deps: ActivityDeps, input: IndexStep, em: EntityManager, provider: EmbeddingProvider): Promise<boolean> {
+  if (!provider.prepare) return true;
+  let shown = -1;
+  let writes = Promise.resolve();
+  const t0 = Date.now();
+  try {
+    await provider.prepare(({ loaded, total: size }) => {
+      const pct = size ? Math.min(100, Math.floor((100 * loaded) / size)) : 0;
+      if (shown < 0) deps.log.info(`downloading the embedding model ${provider.model} (first use)`, { into: deps.config.embeddings.cacheDir, from: deps.config.embeddings.modelHost });
+      if (shown >= 0 && pct < shown + 5 && !(pct === 100 && shown < 100)) return;
+      shown = pct;
+      const stageDetail = `downloading the embedding model ${provider.model}: ${pct}% of ${(size / 1e6).toFixed(0)} MB`;
+      writes = writes.then(() => setStage(deps, input, { stageDetail }));
+    });
+    await writes;
+    if (shown >= 0) deps.log.info(`downloaded the embedding model ${provider.model}`, { seconds: Math.round((Date.now() - t0) / 1000) });
+    return true;
+  } catch (err) {
+    await writes.catch(() => undefined);
+    if (!(err instanceof ModelUnavailableError) || provider.profileId !== DEFAULT_PROFILE_ID) throw err;
+    await disableUnavailableDefault(em, err.message, deps.log);
+    await setStage(deps, input, { stageDetail: `the embedding model ${provider.model} is not available: keyword search only` });
+    return false;
+  }
 }
 
 /**

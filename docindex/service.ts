@@ -279,7 +279,7 @@ export async function enqueueIndex(deps: IndexDeps, lib: Library, version: Libra
       workflowId: key,
       activeKey: key,
       topics: [`repo:${lib.id}`],
-      detail: detail as unknown as Record<string, unknown>,
+      detail,
       workflowType: 'indexLibraryWorkflow',
       queue: 'indexing',
       args: (j) => [{ jobId: j.id, repositoryId: lib.id, versionId: version?.id ?? null, heartbeatTimeoutMs: deps.config.indexingHeartbeatTimeoutMs }],

@@ -5,8 +5,8 @@ import type { Config } from '../../core/config.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { type SecretBox, secretBox } from '../../core/secrets.js';
-import { apiKeyContext, EmbeddingProfile, keyAddress, type ProviderKind } from '../entities/embedding-profile.js';
-import { DEFAULT_LOCAL_DIMENSIONS, DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent, type LocalConfig } from './local.js';
+import { apiKeyContext, EmbeddingProfile, keyAddress, type ProfileConfig, type ProviderKind } from '../entities/embedding-profile.js';
+import { DEFAULT_LOCAL_DIMENSIONS, DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent } from './local.js';
 import type { EmbeddingProvider } from './provider.js';
 import { RemoteProvider, type RemoteConfig } from './remote.js';
 
@@ -219,6 +219,12 @@ export async function findProfile(em: EntityManager, id: string): Promise<Embedd
   return p;
 }
 
+/** A remote profile's settings; saving checked its `baseUrl` (checkConfig), which a row changed by hand may lack. */
+function remoteConfig({ baseUrl, ...rest }: ProfileConfig): RemoteConfig {
+  if (typeof baseUrl !== 'string') throw new ValidationError('A remote-compatible profile needs config.baseUrl, an http(s) URL', 'INVALID_PROFILE');
+  return { ...rest, baseUrl };
+}
+
 /** A provider for a profile; null for keyword-only (`none`). */
 export function createProvider(profile: Pick<EmbeddingProfile, 'id' | 'provider' | 'model' | 'dimensions' | 'config'>, config: Config): EmbeddingProvider | null {
   switch (profile.provider) {
@@ -226,12 +232,12 @@ export function createProvider(profile: Pick<EmbeddingProfile, 'id' | 'provider'
       return null;
     case 'remote-compatible': {
       // The key is opened when a request is about to be sent, for this profile and address only.
-      const { apiKey, ...remote } = profile.config as unknown as RemoteConfig;
+      const { apiKey, ...remote } = remoteConfig(profile.config);
       const key = () => (apiKey ? secretBox(config).open(apiKey, apiKeyContext(profile.id, remote.baseUrl)) : undefined);
       return new RemoteProvider(profile.id, profile.model ?? '', profile.dimensions ?? null, remote, key);
     }
     case 'local-transformers':
-      return new LocalProvider(profile.id, profile.model ?? '', profile.dimensions ?? null, profile.config as LocalConfig, {
+      return new LocalProvider(profile.id, profile.model ?? '', profile.dimensions ?? null, profile.config, {
         cacheDir: config.embeddings.cacheDir,
         allowDownloads: config.embeddings.allowDownloads,
         modelHost: config.embeddings.modelHost,

@@ -1,7 +1,15 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
+import type { LocalConfig } from '../embeddings/local.js';
+import type { RemoteConfig } from '../embeddings/remote.js';
 
 export const PROVIDER_KINDS = ['local-transformers', 'remote-compatible', 'none'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
+
+/**
+ * A profile's settings, as its provider reads them: a remote one's (whose `baseUrl` saving checks) or a local one's.
+ * Keys neither knows are kept as they were sent.
+ */
+export type ProfileConfig = Partial<RemoteConfig> & LocalConfig & { [key: string]: unknown };
 
 /**
  * How snippets are embedded. The active profile is the one that is both default and enabled; `config` holds the
@@ -19,7 +27,7 @@ export const EmbeddingProfile = defineEntity({
     dimensions: p.integer().nullable(),
     isDefault: p.boolean().default(false),
     enabled: p.boolean().default(true),
-    config: p.json<Record<string, unknown>>(),
+    config: p.json<ProfileConfig>(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),
