@@ -11,7 +11,7 @@ import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { contextParams, retrieveContext, type RetrievalDeps } from '../docindex/search/context.js';
 import { refreshTermStatistics } from '../docindex/search/keyword.js';
 import { closeSearch } from '../docindex/search/search.js';
-import { buildTinyModel } from '../test/support/tiny-model.js';
+import { buildTinyModel } from '../fakes/tiny-model.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const DIMS = 384;

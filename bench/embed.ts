@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../core/config.js';
 import { DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent } from '../docindex/embeddings/local.js';
-import { buildTinyModel } from '../test/support/tiny-model.js';
+import { buildTinyModel } from '../fakes/tiny-model.js';
 
 /** Snippet-like texts: a breadcrumb, a title and a paragraph or a code block, about 120 tokens each. */
 function corpus(n: number): string[] {

@@ -5,7 +5,7 @@ import { loadConfig } from '../core/config.js';
 import { TASK_QUEUE_NAMES } from '../runtime/services.js';
 import { createLogger } from '../core/log.js';
 import { startStack } from '../runtime/stack.js';
-import { freePort } from '../test/support/ports.js';
+import { freePort } from '../fakes/ports.js';
 
 /** A corpus that looks like a real repository: prose docs with code blocks, and source files in five languages. */
 async function generateCorpus(root: string, files: number): Promise<{ bytes: number }> {

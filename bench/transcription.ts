@@ -8,9 +8,9 @@ import { TranscriptionWebhook } from '../transcription/entities.js';
 import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { startStack } from '../runtime/stack.js';
 import { findTemporalCli, startDevServer } from '../runtime/temporal.js';
-import { FakeAsr } from '../test/support/fake-asr.js';
-import { wav } from '../test/support/media.js';
-import { freePort } from '../test/support/ports.js';
+import { FakeAsr } from '../fakes/fake-asr.js';
+import { wav } from '../fakes/media.js';
+import { freePort } from '../fakes/ports.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 

@@ -7,7 +7,7 @@ import { type PostgresEndpoint, startEmbeddedPostgres } from '../../runtime/post
 import { api } from '../docindex/helpers.js';
 import { TestRepo } from '../support/git.js';
 import type { Json } from '../support/http.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../fakes/ports.js';
 import { enqueue, getItem, isFinished, recipeCaption, startRecipeHarness, type RecipeHarness } from '../support/recipes.js';
 import { until } from '../support/until.js';
 

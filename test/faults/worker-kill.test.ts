@@ -8,7 +8,7 @@ import { api } from '../docindex/helpers.js';
 import { type AllFakes, startAllFakes } from '../support/fakes.js';
 import { writeFfmpegWrapper } from '../support/ffmpeg-wrapper.js';
 import type { Json } from '../support/http.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../fakes/ports.js';
 import { enqueue, recipeCaption, waitForItem } from '../support/recipes.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { getJob, smallWav, uploadJob, waitForJob } from '../support/transcription.js';

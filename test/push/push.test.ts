@@ -10,7 +10,7 @@ import { PushSubscription } from '../../db/entities/push-subscription.js';
 import { loadVapidKeys } from '../../push/vapid.js';
 import { PushService } from '../../push/service.js';
 import { json } from '../support/http.js';
-import { BrowserSubscriber, FakePushService, verifyVapid } from '../support/push-service.js';
+import { BrowserSubscriber, FakePushService, verifyVapid } from '../../fakes/push-service.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 let stack: TestStack;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PermanentError, RecoverableError } from '../../core/errors.js';
 import { answerJson, recipeFromAnswer } from '../../recipes/llm.js';
 import { checkModelAnswer, durationFromText, normalizeModelAnswer } from '../../recipes/recipe.js';
-import { ANSWER_STYLES, type StyleRecipe } from '../support/recipe-fakes.js';
+import { ANSWER_STYLES, type StyleRecipe } from '../../fakes/recipe-fakes.js';
 
 /** What language models actually answer, read into one recipe (recipes/llm.ts, recipes/recipe.ts). */
 const post = { url: 'https://www.instagram.com/p/Cx1AbC/', thumbnail: 'https://cdn.example/lemon.jpg' };

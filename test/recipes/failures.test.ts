@@ -4,9 +4,9 @@ import { createRecipeActivities } from '../../recipes/activities.js';
 import { createLogger } from '../../core/log.js';
 import { Job } from '../../db/entities/job.js';
 import { resetModelCapabilities } from '../../recipes/llm.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../fakes/ports.js';
 import { json, type Json } from '../support/http.js';
-import { BrowserSubscriber } from '../support/push-service.js';
+import { BrowserSubscriber } from '../../fakes/push-service.js';
 import { enqueue, getItem, recipeCaption, startRecipeHarness, waitForItem, type RecipeHarness } from '../support/recipes.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MODEL_ANSWER_SCHEMA } from '../../recipes/recipe.js';
 import { resetModelCapabilities } from '../../recipes/llm.js';
 import { type Json } from '../support/http.js';
-import type { AnswerStyle } from '../support/recipe-fakes.js';
+import type { AnswerStyle } from '../../fakes/recipe-fakes.js';
 import { enqueue, recipeCaption, startRecipeHarness, waitForItem, type RecipeHarness } from '../support/recipes.js';
 
 /**

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job } from '../../db/entities/job.js';
 import { RecipeItem } from '../../recipes/entities.js';
 import { json, type Json } from '../support/http.js';
-import { BrowserSubscriber, verifyVapid } from '../support/push-service.js';
+import { BrowserSubscriber, verifyVapid } from '../../fakes/push-service.js';
 import { enqueue, getItem, LLM_KEY, recipeCaption, startRecipeHarness, storedUpdates, waitForItem, type RecipeHarness } from '../support/recipes.js';
 import { SseClient } from '../support/sse.js';
 

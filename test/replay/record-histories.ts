@@ -11,7 +11,7 @@ import { releaseHolderSignal } from '../fixtures/workflows.js';
 import { type AllFakes, startAllFakes } from '../support/fakes.js';
 import { TestRepo } from '../support/git.js';
 import type { Json } from '../support/http.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../fakes/ports.js';
 import { enqueue, recipeCaption, waitForItem } from '../support/recipes.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { smallWav, uploadJob, waitForJob } from '../support/transcription.js';

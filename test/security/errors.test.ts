@@ -9,7 +9,7 @@ import type { Orm } from '../../db/orm.js';
 import { upstreamMessage } from '../../core/redact.js';
 import { RemoteProvider } from '../../docindex/embeddings/remote.js';
 import { createMcpServer } from '../../docindex/search/mcp.js';
-import { startFakeEmbeddings } from '../support/fake-embeddings.js';
+import { startFakeEmbeddings } from '../../fakes/fake-embeddings.js';
 import { json } from '../support/http.js';
 import { rawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';

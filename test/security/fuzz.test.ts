@@ -6,7 +6,7 @@ import { routeFamily } from '../../api/cors.js';
 import { badJson, badMultipart, nested, pct, Rng, seedFor, unicodeString, weirdString, weirdValue } from '../support/fuzz.js';
 import { json, type Json } from '../support/http.js';
 import { rawRequest, type RawRequest } from '../support/raw-http.js';
-import { BrowserSubscriber } from '../support/push-service.js';
+import { BrowserSubscriber } from '../../fakes/push-service.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { until } from '../support/until.js';
 

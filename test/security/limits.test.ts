@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PushSubscription } from '../../db/entities/push-subscription.js';
-import { BrowserSubscriber } from '../support/push-service.js';
+import { BrowserSubscriber } from '../../fakes/push-service.js';
 import { rawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 

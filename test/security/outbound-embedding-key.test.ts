@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, expectError } from '../docindex/helpers.js';
-import { type FakeEmbeddings, startFakeEmbeddings } from '../support/fake-embeddings.js';
+import { type FakeEmbeddings, startFakeEmbeddings } from '../../fakes/fake-embeddings.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**

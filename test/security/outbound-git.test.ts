@@ -9,7 +9,7 @@ import { probeRemote } from '../../docindex/git.js';
 import { OutboundGuard } from '../../outbound/guard.js';
 import { api, expectError, waitForJob } from '../docindex/helpers.js';
 import { type GitHost, startGitHost, TestRepo } from '../support/git.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../fakes/ports.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { publicServer, type RecordingServer } from './outbound-support.js';
 

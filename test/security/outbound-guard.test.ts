@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { formatIp, parseIp, specialKind } from '../../core/ip.js';
 import { OutboundGuard, type Resolver } from '../../outbound/guard.js';
-import { selfSignedCertificate } from '../support/tls.js';
+import { selfSignedCertificate } from '../../fakes/tls.js';
 import { internalServer, INTERNAL_SECRET, publicServer, type RecordingServer } from './outbound-support.js';
 
 /**

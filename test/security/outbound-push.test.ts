@@ -4,7 +4,7 @@ import { createLogger } from '../../core/log.js';
 import { PushSubscription } from '../../db/entities/push-subscription.js';
 import { PushService } from '../../push/service.js';
 import { json } from '../support/http.js';
-import { BrowserSubscriber, FakePushService } from '../support/push-service.js';
+import { BrowserSubscriber, FakePushService } from '../../fakes/push-service.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 /**

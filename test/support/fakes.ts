@@ -1,6 +1,6 @@
-import { FakeAsr } from './fake-asr.js';
-import { FakePushService } from './push-service.js';
-import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from './recipe-fakes.js';
+import { FakeAsr } from '../../fakes/fake-asr.js';
+import { FakePushService } from '../../fakes/push-service.js';
+import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../../fakes/recipe-fakes.js';
 import { recipeEnv } from './recipes.js';
 
 /** Every third party of every service, faked on 127.0.0.1, for tests that run the three services at once. */

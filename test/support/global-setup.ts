@@ -6,7 +6,7 @@ import { createLogger, type LogLevel } from '../../core/log.js';
 import { startEmbeddedPostgres } from '../../runtime/postgres.js';
 import { findChromium } from '../../runtime/chromium.js';
 import { findTemporalCli, startDevServer, waitForTemporal } from '../../runtime/temporal.js';
-import { freePort } from './ports.js';
+import { freePort } from '../../fakes/ports.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,7 +1,7 @@
 import type { QueueName } from '../../core/config.js';
 import { json, type Json } from './http.js';
-import { FakePushService } from './push-service.js';
-import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from './recipe-fakes.js';
+import { FakePushService } from '../../fakes/push-service.js';
+import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../../fakes/recipe-fakes.js';
 import { startTestStack, type TestStack } from './stack.js';
 import { until } from './until.js';
 
@@ -93,7 +93,4 @@ export async function storedUpdates(stack: TestStack, stream: string): Promise<{
   return rows.map((r) => ({ seq: Number(r.seq), data: r.data }));
 }
 
-/** A post whose caption is a recipe the fake model reads: "- " lines are ingredients, numbered lines steps. */
-export function recipeCaption(name: string): string {
-  return `${name}! Ready in 20 minutes.\n- 200 g spaghetti\n- 1 lemon, zested\n- 30 g butter\n1. Boil the pasta.\n2. Toss it with butter and lemon.`;
-}
+export { recipeCaption } from '../../fakes/recipe-fakes.js';

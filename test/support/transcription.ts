@@ -1,8 +1,8 @@
-import { FakeAsr } from './fake-asr.js';
+import { FakeAsr } from '../../fakes/fake-asr.js';
 import { json, type Json } from './http.js';
-import { wav } from './media.js';
-import { freePort } from './ports.js';
-import { FakePushService } from './push-service.js';
+import { wav } from '../../fakes/media.js';
+import { freePort } from '../../fakes/ports.js';
+import { FakePushService } from '../../fakes/push-service.js';
 import { startTestStack, type TestStack } from './stack.js';
 import { until } from './until.js';
 

@@ -20,9 +20,9 @@ import {
   wavHeader,
   writeChunks,
 } from '../../transcription/chunks.js';
-import { FakeAsr } from '../support/fake-asr.js';
-import { tones } from '../support/media.js';
-import { freePort } from '../support/ports.js';
+import { FakeAsr } from '../../fakes/fake-asr.js';
+import { tones } from '../../fakes/media.js';
+import { freePort } from '../../fakes/ports.js';
 
 /** Pure parts of the synchronous backends, and each client against the fake speaking its server's protocol. */
 let dir: string;

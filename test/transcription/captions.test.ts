@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../support/http.js';
-import { VideoSite, wav } from '../support/media.js';
+import { VideoSite, wav } from '../../fakes/media.js';
 import { getJob, isFinished, startTranscriptionHarness, type TranscriptionHarness, waitForJob } from '../support/transcription.js';
 
 /**

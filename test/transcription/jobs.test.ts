@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TranscriptionWebhook } from '../../transcription/entities.js';
 import { readEvents } from '../../jobs/events.js';
 import { json, type Json } from '../support/http.js';
-import { BrowserSubscriber, verifyVapid } from '../support/push-service.js';
+import { BrowserSubscriber, verifyVapid } from '../../fakes/push-service.js';
 import { SseClient } from '../support/sse.js';
 import { getJob, isFinished, smallWav, startTranscriptionHarness, type TranscriptionHarness, uploadJob, waitForJob } from '../support/transcription.js';
 

@@ -7,7 +7,7 @@ import { PermanentError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { findFfmpeg, findYtDlp, type Tool, YTDLP_VERSION } from '../../core/tools.js';
 import { prepareAudio, runTool, ToolError } from '../../transcription/media.js';
-import { wav } from '../support/media.js';
+import { wav } from '../../fakes/media.js';
 
 const log = createLogger('silent');
 let dir: string;

@@ -5,7 +5,7 @@ import { Job } from '../../db/entities/job.js';
 import { readEvents } from '../../jobs/events.js';
 import { resetTranscriptionCapabilities } from '../../transcription/backends/openai.js';
 import { type Json } from '../support/http.js';
-import { tones } from '../support/media.js';
+import { tones } from '../../fakes/media.js';
 import { getJob, isFinished, startTranscriptionHarness, type TranscriptionHarness, uploadJob, waitForJob } from '../support/transcription.js';
 
 /**

@@ -3,12 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { type TestBrowser, launchBrowser } from '../support/browser.js';
-import { FakeAsr } from '../support/fake-asr.js';
+import { FakeAsr } from '../../fakes/fake-asr.js';
 import { TestRepo, WIDGET_GUIDE } from '../support/git.js';
 import { json } from '../support/http.js';
-import { wav } from '../support/media.js';
-import { freePort } from '../support/ports.js';
-import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../support/recipe-fakes.js';
+import { wav } from '../../fakes/media.js';
+import { freePort } from '../../fakes/ports.js';
+import { FakeLlm, FakeRecipeManager, FakeSocialSite, FakeYtDlp } from '../../fakes/recipe-fakes.js';
 import { recipeCaption, recipeEnv } from '../support/recipes.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 

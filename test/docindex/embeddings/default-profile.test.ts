@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, waitForJob } from '../helpers.js';
-import { type FakeHub, startFakeHub } from '../../support/fake-hub.js';
+import { type FakeHub, startFakeHub } from '../../../fakes/fake-hub.js';
 import { TestRepo } from '../../support/git.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
-import { buildTinyModel } from '../../support/tiny-model.js';
+import { buildTinyModel } from '../../../fakes/tiny-model.js';
 
 /**
  * Semantic search by default: the profile made at first start downloads its model on first use (here from a fake

@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { secretBox } from '../../../core/secrets.js';
 import { apiKeyContext } from '../../../docindex/entities/embedding-profile.js';
 import { api, enc, expectError, waitForJob } from '../helpers.js';
-import { type FakeEmbeddings, startFakeEmbeddings } from '../../support/fake-embeddings.js';
+import { type FakeEmbeddings, startFakeEmbeddings } from '../../../fakes/fake-embeddings.js';
 import { TestRepo } from '../../support/git.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
-import { buildTinyModel } from '../../support/tiny-model.js';
+import { buildTinyModel } from '../../../fakes/tiny-model.js';
 
 const KEY = 'sk-live-embedding-key-987654321';
 let tmp: string;

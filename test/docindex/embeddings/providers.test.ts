@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalProvider, localModelPresent } from '../../../docindex/embeddings/local.js';
 import { EmbeddingError, ModelUnavailableError } from '../../../docindex/embeddings/provider.js';
 import { RemoteProvider } from '../../../docindex/embeddings/remote.js';
-import { type FakeEmbeddings, startFakeEmbeddings, vectorFor } from '../../support/fake-embeddings.js';
-import { startFakeHub } from '../../support/fake-hub.js';
-import { buildTinyModel } from '../../support/tiny-model.js';
+import { type FakeEmbeddings, startFakeEmbeddings, vectorFor } from '../../../fakes/fake-embeddings.js';
+import { startFakeHub } from '../../../fakes/fake-hub.js';
+import { buildTinyModel } from '../../../fakes/tiny-model.js';
 
 const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
 let tmp: string;

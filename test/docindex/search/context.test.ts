@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, enc, expectError, waitForJob } from '../helpers.js';
 import { TestRepo } from '../../support/git.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
-import { buildTinyModel } from '../../support/tiny-model.js';
+import { buildTinyModel } from '../../../fakes/tiny-model.js';
 
 let tmp: string;
 let stack: TestStack;

@@ -545,3 +545,8 @@ setTimeout(() => {
     await fs.rm(this.dir, { recursive: true, force: true });
   }
 }
+
+/** A post whose caption is a recipe the fake model reads: "- " lines are ingredients, numbered lines steps. */
+export function recipeCaption(name: string): string {
+  return `${name}! Ready in 20 minutes.\n- 200 g spaghetti\n- 1 lemon, zested\n- 30 g butter\n1. Boil the pasta.\n2. Toss it with butter and lemon.`;
+}

@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../support/http.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../fakes/ports.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let dataDir: string;
