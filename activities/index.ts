@@ -2,9 +2,11 @@ import type { QueueName } from '../core/config.js';
 import type { ActivityDeps } from './deps.js';
 import { createHealthActivities } from './health.js';
 import { createIndexingActivities } from '../docindex/activities.js';
+import { indexingPool } from '../docindex/pool.js';
 import { createJobActivities } from './jobs.js';
 import { createPushActivities } from './push.js';
 import { createRecipeActivities } from '../recipes/activities.js';
+import { recipesPool } from '../recipes/pool.js';
 import { createSlotActivities } from './slots.js';
 import { createTranscriptionActivities } from '../transcription/activities.js';
 
@@ -16,7 +18,7 @@ export function activitiesFor(queue: QueueName, deps: ActivityDeps): Record<stri
   return {
     ...createHealthActivities(),
     ...createJobActivities(deps),
-    ...createSlotActivities(deps),
+    ...createSlotActivities(deps, [indexingPool, recipesPool]),
     ...(queue === 'indexing' && createIndexingActivities(deps)),
     ...(queue === 'transcription' && createTranscriptionActivities(deps)),
     ...(queue === 'recipes' && createRecipeActivities(deps)),

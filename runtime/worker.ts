@@ -7,6 +7,8 @@ import type { ActivityDeps } from '../activities/deps.js';
 import { applyConfiguredSlotLimits } from '../activities/slots.js';
 import { type QueueName, taskQueue } from '../core/config.js';
 import type { Logger } from '../core/log.js';
+import { indexingPool } from '../docindex/pool.js';
+import { recipesPool } from '../recipes/pool.js';
 
 /** The workflows the workers run; tests point this at a file that re-exports them plus their probes. */
 const source = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -81,7 +83,7 @@ export async function startWorkers(o: {
       throw err;
     },
   );
-  await applyConfiguredSlotLimits(o.deps, o.queues);
+  await applyConfiguredSlotLimits(o.deps, o.queues, [indexingPool, recipesPool]);
   o.deps.log.info('workers polling', { queues: o.queues.map((q) => taskQueue(o.deps.config, q)).join(',') });
   return {
     queues: [...o.queues],
