@@ -28,7 +28,8 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's sandbox: no Node built-ins, no I/O (docs/jobs.md, "Workflow code"). The jobs'
-    // contract (jobs/contract.ts) is pure and shared with activities. Each service keeps its workflows in workflow.ts.
+    // contracts (jobs/contract.ts, jobs/slot-contract.ts) are pure and shared with activities. Each service keeps its
+    // workflows in workflow.ts.
     files: ['workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -36,7 +37,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*', 'fs', 'path', 'pg', '@mikro-orm/*', 'koa', '@koa/*'], message: 'Workflows must stay deterministic and side-effect free.' },
-            { group: ['../activities/*', '../db/*', '../api/*', '../runtime/*', '../jobs/*', '!../jobs/contract.js'], allowTypeImports: true, message: 'Import activities and services with `import type` only.' },
+            { group: ['../activities/*', '../db/*', '../api/*', '../runtime/*', '../jobs/*', '!../jobs/contract.js', '!../jobs/slot-contract.js'], allowTypeImports: true, message: 'Import activities and services with `import type` only.' },
           ],
         },
       ],

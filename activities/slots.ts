@@ -1,27 +1,27 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { getConcurrency } from '../docindex/settings.js';
+import type { SlotActivities } from '../jobs/slot-contract.js';
 import { requestSlot, type SlotPool, updateSlotLimit } from '../jobs/slots.js';
-import type { SlotRequest } from '../workflows/slots.js';
 import type { ActivityDeps } from './deps.js';
 
-/** Where each pool's limit comes from. */
-function limitOf(deps: Pick<ActivityDeps, 'orm' | 'config'>, pool: string): Promise<number> {
-  switch (pool) {
-    case 'indexing':
-      return getConcurrency(deps.orm.em, deps.config.cpuCount);
-    case 'recipes':
-      // QUEUE_PROCESSING_ENABLED=false: no slots, so items are accepted and wait `pending`.
-      return Promise.resolve(deps.config.recipes.processingEnabled ? deps.config.recipes.concurrency : 0);
-    default:
-      throw new Error(`unknown concurrency pool "${pool}"`);
-  }
+type LimitDeps = Pick<ActivityDeps, 'orm' | 'config'>;
+
+/** A concurrency pool, as the service whose jobs it limits declares it (docindex/pool.ts, recipes/pool.ts). */
+export interface SlotPoolSpec {
+  /** Named after the task queue whose jobs it limits. */
+  pool: SlotPool;
+  /** The job kind whose workflows take its slots (they take one before their job starts running). */
+  kind: string;
+  /** Where its limit comes from. */
+  limit: (deps: LimitDeps) => Promise<number>;
+  /** The limit comes from the environment, not from a setting changed through the API. */
+  configured: boolean;
 }
 
-/** The job kind whose workflows take slots of each pool (they take one before their job starts running). */
-const KIND_OF: Record<SlotPool, string> = { indexing: 'index', recipes: 'recipe' };
-
-/** Pools whose limit comes from the environment rather than a setting changed through the API. */
-const CONFIGURED_POOLS: SlotPool[] = ['recipes'];
+function specOf(pools: readonly SlotPoolSpec[], pool: string): SlotPoolSpec {
+  const spec = pools.find((p) => p.pool === pool);
+  if (!spec) throw new Error(`unknown concurrency pool "${pool}"`);
+  return spec;
+}
 
 /** Liveness checks at once: a pool's holders are few (its limit), but a shrunk limit or a slow server stays bounded. */
 const DESCRIBES_AT_ONCE = 16;
@@ -31,9 +31,13 @@ const DESCRIBES_AT_ONCE = 16;
  * restart with another QUEUE_CONCURRENCY or QUEUE_PROCESSING_ENABLED applies to items already waiting). A pool
  * that is not running reads its limit when it starts; nothing is started here.
  */
-export async function applyConfiguredSlotLimits(deps: Pick<ActivityDeps, 'orm' | 'config' | 'temporal' | 'log'>, queues: readonly string[]): Promise<void> {
-  for (const pool of CONFIGURED_POOLS.filter((p) => queues.includes(p))) {
-    const limit = await limitOf(deps, pool);
+export async function applyConfiguredSlotLimits(
+  deps: Pick<ActivityDeps, 'orm' | 'config' | 'temporal' | 'log'>,
+  queues: readonly string[],
+  pools: readonly SlotPoolSpec[],
+): Promise<void> {
+  for (const { pool, limit: limitOf } of pools.filter((p) => p.configured && queues.includes(p.pool))) {
+    const limit = await limitOf(deps);
     try {
       await updateSlotLimit(deps.temporal, deps.config, pool, limit);
     } catch (err) {
@@ -42,29 +46,27 @@ export async function applyConfiguredSlotLimits(deps: Pick<ActivityDeps, 'orm' |
   }
 }
 
-/** The concurrency pools' activities (workflows/slots.ts). */
-export function createSlotActivities(deps: ActivityDeps) {
+/** The concurrency pools' activities (workflows/slots.ts), for the pools `pools` declare. */
+export function createSlotActivities(deps: ActivityDeps, pools: readonly SlotPoolSpec[]): SlotActivities {
   return {
-    async requestSlot({ pool, request, poolRunId }: { pool: string; request: SlotRequest; poolRunId?: string }) {
-      return requestSlot(deps.temporal, deps.config, pool as SlotPool, request, poolRunId);
+    async requestSlot({ pool, request, poolRunId }) {
+      return requestSlot(deps.temporal, deps.config, specOf(pools, pool).pool, request, poolRunId);
     },
 
-    async slotSettings(pool: string): Promise<{ limit: number; checkMs: number }> {
-      return { limit: await limitOf(deps, pool), checkMs: deps.config.slotCheckIntervalMs };
+    async slotSettings(pool) {
+      return { limit: await specOf(pools, pool).limit(deps), checkMs: deps.config.slotCheckIntervalMs };
     },
 
-    /** The runs PostgreSQL says hold a slot of `pool`: their jobs have started and not finished. */
-    async slotHolders(pool: string): Promise<SlotRequest[]> {
-      const kind = KIND_OF[pool as SlotPool];
-      if (!kind) throw new Error(`unknown concurrency pool "${pool}"`);
+    async slotHolders(pool) {
+      const { kind } = specOf(pools, pool);
       const rows: { workflow_id: string; run_id: string }[] = await deps.orm.em
         .fork()
         .execute('select workflow_id, run_id from job where kind = ? and completed_at is null and started_at is not null and run_id is not null', [kind]);
       return rows.map((r) => ({ requestId: `${r.workflow_id}/${r.run_id}`, workflowId: r.workflow_id, runId: r.run_id }));
     },
 
-    /** Which of these requests' runs are still running, asked of Temporal by run, a bounded number at a time. */
-    async liveSlotRequests(requests: SlotRequest[]): Promise<string[]> {
+    /** Asked of Temporal by run, a bounded number at a time. */
+    async liveSlotRequests(requests) {
       const live: string[] = [];
       for (let i = 0; i < requests.length; i += DESCRIBES_AT_ONCE) {
         await Promise.all(
@@ -82,4 +84,3 @@ export function createSlotActivities(deps: ActivityDeps) {
     },
   };
 }
-export type SlotActivities = ReturnType<typeof createSlotActivities>;

@@ -6,6 +6,7 @@ import { Library, LibraryVersion } from './entities/library.js';
 import { LibraryDocument, LibraryRules, SearchTerm, Setting, Snippet, SnippetEmbedding, StagedDocument } from './entities/snippet.js';
 import { indexJobKind } from './kind.js';
 import { migrations } from './migrations/index.js';
+import { indexingPool } from './pool.js';
 import { contextRoutes } from './routes/context.js';
 import { embeddingSettingsRoutes } from './routes/embedding-settings.js';
 import { indexJobRoutes } from './routes/index-jobs.js';
@@ -20,6 +21,7 @@ export const docIndexService: ServiceModule = {
   name: 'documentation index',
   kinds: [indexJobKind],
   queues: { indexing: createIndexingActivities },
+  pools: [indexingPool],
   workflows: new URL('./workflow.ts', import.meta.url),
   routes: [contextRoutes, libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes],
   // Context7's route family answers errors as `{error, message}`, auth failures included.

@@ -1,6 +1,16 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { type Config, type QueueName, taskQueue } from '../core/config.js';
-import type { SlotRequest, SlotsState, slotsWorkflow } from '../workflows/slots.js';
+import {
+  acquireSlotSignal,
+  releaseSlotSignal,
+  setSlotLimitSignal,
+  type SlotRequest,
+  type SlotsState,
+  slotsStateQuery,
+  type SlotTicket,
+  SLOTS_WORKFLOW,
+  type SlotsWorkflow,
+} from './slot-contract.js';
 
 /** Concurrency pools are named after the task queue whose jobs they limit. */
 export type SlotPool = QueueName;
@@ -18,16 +28,6 @@ function start(config: Config, pool: SlotPool) {
   };
 }
 
-/** What a waiting job knows about the pool that has its request. */
-export interface SlotTicket {
-  /** The pool's workflow id. */
-  workflowId: string;
-  /** The pool's run that took the request. */
-  runId: string;
-  /** How long to wait before checking again (SLOT_CHECK_INTERVAL_MS). */
-  checkMs: number;
-}
-
 /**
  * Asks the pool for a slot, starting the pool's workflow if it is not running. With the `runId` of an earlier
  * ticket, it asks only if that run is no longer the pool's running one (terminated, failed, or continued as new):
@@ -37,9 +37,9 @@ export async function requestSlot(client: Client, config: Config, pool: SlotPool
   const s = start(config, pool);
   const ticket = (r: string): SlotTicket => ({ workflowId: s.workflowId, runId: r, checkMs: config.slotCheckIntervalMs });
   if (runId && (await runningRun(client, s.workflowId)) === runId) return ticket(runId);
-  const handle = await client.workflow.signalWithStart<typeof slotsWorkflow, [SlotRequest]>('slotsWorkflow', {
+  const handle = await client.workflow.signalWithStart<SlotsWorkflow, [SlotRequest]>(SLOTS_WORKFLOW, {
     ...s,
-    signal: 'acquireSlot',
+    signal: acquireSlotSignal,
     signalArgs: [request],
   });
   return ticket(handle.signaledRunId);
@@ -58,9 +58,9 @@ async function runningRun(client: Client, workflowId: string): Promise<string | 
 
 /** Applies a new limit at once: waiting jobs start if it grew; running ones finish if it shrank. */
 export async function setSlotLimit(client: Client, config: Config, pool: SlotPool, limit: number): Promise<void> {
-  await client.workflow.signalWithStart<typeof slotsWorkflow, [number]>('slotsWorkflow', {
+  await client.workflow.signalWithStart<SlotsWorkflow, [number]>(SLOTS_WORKFLOW, {
     ...start(config, pool),
-    signal: 'setSlotLimit',
+    signal: setSlotLimitSignal,
     signalArgs: [limit],
   });
 }
@@ -68,7 +68,7 @@ export async function setSlotLimit(client: Client, config: Config, pool: SlotPoo
 /** Applies a new limit to a running pool; a pool that is not running is left alone (it reads its limit at start). */
 export async function updateSlotLimit(client: Client, config: Config, pool: SlotPool, limit: number): Promise<boolean> {
   try {
-    await client.workflow.getHandle(slotsWorkflowId(config, pool)).signal<[number]>('setSlotLimit', limit);
+    await client.workflow.getHandle(slotsWorkflowId(config, pool)).signal(setSlotLimitSignal, limit);
     return true;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;
@@ -83,7 +83,7 @@ export async function updateSlotLimit(client: Client, config: Config, pool: Slot
  */
 export async function releaseSlotOf(client: Client, config: Config, pool: SlotPool, workflowId: string, runId: string): Promise<void> {
   try {
-    await client.workflow.getHandle(slotsWorkflowId(config, pool)).signal<[string]>('releaseSlot', `${workflowId}/${runId}`);
+    await client.workflow.getHandle(slotsWorkflowId(config, pool)).signal(releaseSlotSignal, `${workflowId}/${runId}`);
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }
@@ -92,7 +92,7 @@ export async function releaseSlotOf(client: Client, config: Config, pool: SlotPo
 /** The pool's holders and queue, as its workflow sees them (for tests and operators). */
 export async function slotsState(client: Client, config: Config, pool: SlotPool): Promise<SlotsState | undefined> {
   try {
-    return await client.workflow.getHandle(slotsWorkflowId(config, pool)).query<SlotsState>('state');
+    return await client.workflow.getHandle(slotsWorkflowId(config, pool)).query(slotsStateQuery);
   } catch {
     return undefined;
   }

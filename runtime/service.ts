@@ -1,5 +1,6 @@
 import type { EntityClass, EntitySchema, MigrationObject } from '@mikro-orm/core';
 import type { ActivityDeps } from '../activities/deps.js';
+import type { SlotPoolSpec } from '../activities/slots.js';
 import type { RouteFactory } from '../api/deps.js';
 import type { ErrorFormatter } from '../api/errors.js';
 import type { Config } from '../core/config.js';
@@ -25,6 +26,8 @@ export interface ServiceModule {
    * has). A queue is named once, by the service that owns it.
    */
   queues?: Record<string, (deps: ActivityDeps) => Activities>;
+  /** Concurrency pools its jobs take a slot of, and where each one's limit comes from (activities/slots.ts). */
+  pools?: SlotPoolSpec[];
   /**
    * The module that exports its workflow functions (an absolute path, from `new URL('./workflow.ts',
    * import.meta.url)`): the workers bundle every service's (runtime/worker.ts).

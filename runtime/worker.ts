@@ -11,7 +11,7 @@ import type { Activities } from './service.js';
 import { applyConfiguredSlotLimits } from '../activities/slots.js';
 import { type QueueName, taskQueue } from '../core/config.js';
 import type { Logger } from '../core/log.js';
-import { serviceOfQueue, workflowModules } from './services.js';
+import { serviceOfQueue, slotPools, workflowModules } from './services.js';
 
 /** The shared workflows every worker runs besides the services' (the health ping, the concurrency pools). */
 const SHARED_WORKFLOWS = [new URL('../workflows/index.ts', import.meta.url)];
@@ -79,7 +79,7 @@ export async function workflowBundle(extraModules: readonly string[] = []): Prom
 export function activitiesFor(queue: QueueName, deps: ActivityDeps): Activities {
   const service = serviceOfQueue(queue);
   if (!service) throw new Error(`no service has a task queue named "${queue}"`);
-  return { ...sharedActivities(deps), ...service.queues![queue]!(deps) };
+  return { ...sharedActivities(deps, slotPools), ...service.queues![queue]!(deps) };
 }
 
 export interface Workers {
@@ -125,7 +125,7 @@ export async function startWorkers(o: {
       throw err;
     },
   );
-  await applyConfiguredSlotLimits(o.deps, o.queues);
+  await applyConfiguredSlotLimits(o.deps, o.queues, slotPools);
   o.deps.log.info('workers polling', { queues: o.queues.map((q) => taskQueue(o.deps.config, q)).join(',') });
   return {
     queues: [...o.queues],

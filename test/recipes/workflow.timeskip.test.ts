@@ -8,8 +8,7 @@ import { PermanentError, RecoverableError } from '../../core/errors.js';
 import type { RecipeActivities } from '../../recipes/activities.js';
 import type { RecipeLimits, StepInput } from '../../recipes/contract.js';
 import { recipeWorkflow } from '../../recipes/workflow.js';
-import type { SlotRequest } from '../../workflows/slots.js';
-import { slotGrantedSignal } from '../../workflows/slots.js';
+import { slotGrantedSignal, type SlotRequest } from '../../jobs/slot-contract.js';
 import { createTimeSkippingEnv, jobActivityStubs, testWorkflowBundle, withWorker } from '../support/time-skipping.js';
 
 /**

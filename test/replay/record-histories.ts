@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskQueue } from '../../core/config.js';
 import { Job } from '../../db/entities/job.js';
 import { slotsWorkflowId } from '../../jobs/slots.js';
-import type { SlotsState } from '../../workflows/slots.js';
+import type { SlotsState } from '../../jobs/slot-contract.js';
 import { api } from '../docindex/helpers.js';
 import { releaseHolderSignal } from '../fixtures/workflows.js';
 import { type AllFakes, startAllFakes } from '../support/fakes.js';

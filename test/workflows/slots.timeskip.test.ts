@@ -6,7 +6,8 @@ import type { ActivityDeps } from '../../activities/deps.js';
 import { createSlotActivities } from '../../activities/slots.js';
 import { loadConfig, taskQueue } from '../../core/config.js';
 import { setSlotLimit, slotsState, slotsWorkflowId } from '../../jobs/slots.js';
-import type { SlotRequest } from '../../workflows/slots.js';
+import type { SlotRequest } from '../../jobs/slot-contract.js';
+import { recipesPool } from '../../recipes/pool.js';
 import { releaseHolderSignal, type slotHolderWorkflow } from '../fixtures/workflows.js';
 import { createTimeSkippingEnv, testWorkflowBundle, withWorker } from '../support/time-skipping.js';
 import { until } from '../support/until.js';
@@ -28,7 +29,7 @@ describe('concurrency pool (time-skipping)', () => {
   it('grants in order up to the limit, grants more when the limit grows, and reclaims a dead holder on its check timer', async () => {
     const config = loadConfig({ TASK_QUEUE_PREFIX: `ts${randomBytes(3).toString('hex')}-`, QUEUE_CONCURRENCY: '2', SLOT_CHECK_INTERVAL_MS: String(CHECK_MS) });
     const queue = taskQueue(config, 'recipes');
-    const activities = { ...createSlotActivities({ config, temporal: env.client } as ActivityDeps), slotHolders: async (): Promise<SlotRequest[]> => [] };
+    const activities = { ...createSlotActivities({ config, temporal: env.client } as ActivityDeps, [recipesPool]), slotHolders: async (): Promise<SlotRequest[]> => [] };
 
     const names = (list: SlotRequest[]) => list.map((r) => r.workflowId);
     const state = () => slotsState(env.client, config, 'recipes');
