@@ -152,9 +152,10 @@ export async function waitForModel(
       return 'unreachable';
     }
     const decoder = new TextDecoder();
+    const body: AsyncIterable<Uint8Array> = res.body;
     let buffer = '';
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      for await (const chunk of body) {
         buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
         let at: number;
         while ((at = buffer.indexOf('\n\n')) !== -1) {
