@@ -7,10 +7,10 @@ import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkflowBun
 import { sharedActivities } from '../activities/index.js';
 import { databaseOutageInterceptor } from '../activities/outage.js';
 import type { ActivityDeps } from '../activities/deps.js';
-import type { Activities } from './service.js';
 import { applyConfiguredSlotLimits } from '../activities/slots.js';
 import { type QueueName, taskQueue } from '../core/config.js';
 import type { Logger } from '../core/log.js';
+import type { Activities } from './service.js';
 import { serviceOfQueue, slotPools, workflowModules } from './services.js';
 
 /** The shared workflows every worker runs besides the services' (the health ping, the concurrency pools). */
