@@ -9,7 +9,6 @@ import { notificationRoutes } from './routes/notifications.js';
 import { Routes } from './routes.js';
 import { webApp } from './web.js';
 
-
 /** Errors that only say the client closed the connection. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'HPE_INVALID_EOF_STATE']);
 

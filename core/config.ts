@@ -1,3 +1,9 @@
+/**
+ * The one configuration: every setting comes from the environment and is declared once, as a row of TABLE below
+ * (its variable, parser, default, meaning, whether it is a secret, and its section). The same table yields the typed
+ * Config (`loadConfig`) and the reference, docs/configuration.md (`npm run docs:config`; a test keeps them equal).
+ * A bad value stops startup with a message naming the variable instead of failing later.
+ */
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from './errors.js';
@@ -24,12 +30,6 @@ import {
 
 export { parseSize } from './settings.js';
 
-/**
- * The one configuration: every setting comes from the environment and is declared once, as a row of TABLE below
- * (its variable, parser, default, meaning, whether it is a secret, and its section). The same table yields the typed
- * Config (`loadConfig`) and the reference, docs/configuration.md (`npm run docs:config`; a test keeps them equal).
- * A bad value stops startup with a message naming the variable instead of failing later.
- */
 /** A task queue's logical name, as a service declares it (runtime/services.ts lists them); `taskQueue` adds the prefix. */
 export type QueueName = string;
 
