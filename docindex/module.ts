@@ -12,9 +12,9 @@ import { embeddingSettingsRoutes } from './routes/embedding-settings.js';
 import { indexJobRoutes } from './routes/index-jobs.js';
 import { indexSettingsRoutes } from './routes/index-settings.js';
 import { libraryRoutes } from './routes/libraries.js';
+import { context7ErrorBody } from './search/context7.js';
 import { closeSearch } from './search/search.js';
 import { sealPlainSecrets } from './secrets.js';
-import { context7ErrorBody } from './search/context7.js';
 
 /** The documentation index (docs/documentation-index.md): libraries indexed into snippets, searched over REST and MCP. */
 export const docIndexService: ServiceModule = {

@@ -4,8 +4,8 @@ import type { DatabaseSchema } from '../db/orm.js';
 import { docIndexService } from '../docindex/module.js';
 import { ledgerService } from '../ledger/module.js';
 import { recipesService } from '../recipes/module.js';
-import type { ServiceModule } from './service.js';
 import { transcriptionService } from '../transcription/module.js';
+import type { ServiceModule } from './service.js';
 
 /** Every service, each declared once in its folder's module.ts. Adding a service is its folder plus one line here. */
 export const services: readonly ServiceModule[] = [docIndexService, transcriptionService, recipesService, ledgerService];
