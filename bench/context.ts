@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../core/config.js';
+import { loadConfig } from '../runtime/config.js';
 import { createLogger } from '../core/log.js';
 import { migrate, type Orm } from '../db/orm.js';
 import { openDatabase } from '../runtime/database.js';

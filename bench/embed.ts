@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../core/config.js';
+import { loadConfig } from '../runtime/config.js';
 import { DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent } from '../docindex/embeddings/local.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
 

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { loadConfig } from '../core/config.js';
+import { loadConfig } from '../runtime/config.js';
 import { TASK_QUEUE_NAMES } from '../runtime/services.js';
 import { createLogger } from '../core/log.js';
 import { startStack } from '../runtime/stack.js';

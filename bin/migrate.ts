@@ -1,5 +1,5 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded cluster, started for the run). */
-import { readConfig } from '../core/config.js';
+import { readConfig } from '../runtime/config.js';
 import { createLogger } from '../core/log.js';
 import { registerSecret } from '../core/redact.js';
 import { migrate } from '../db/orm.js';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ConfigError } from './errors.js';
 
 /**
- * The machinery behind core/config.ts's table of settings: parsers that turn an environment variable's text into a
+ * The machinery behind the settings rows (core/config.ts, and each service's configuration.ts): parsers that turn an environment variable's text into a
  * value (or stop startup with a message naming the variable), the loader that walks the table, and the reference
  * (docs/configuration.md) written from the same table.
  */

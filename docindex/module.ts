@@ -1,5 +1,6 @@
 import type { ServiceModule } from '../runtime/service.js';
 import { createIndexingActivities } from './activities.js';
+import { docIndexConfiguration } from './configuration.js';
 import { closeProviders, ensureDefaultProfile } from './embeddings/profiles.js';
 import { EmbeddingProfile } from './entities/embedding-profile.js';
 import { Library, LibraryVersion } from './entities/library.js';
@@ -22,6 +23,7 @@ export const docIndexService: ServiceModule = {
   kinds: [indexJobKind],
   queues: { indexing: createIndexingActivities },
   pools: [indexingPool],
+  configuration: docIndexConfiguration,
   workflows: new URL('./workflow.ts', import.meta.url),
   routes: [contextRoutes, libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes],
   // Context7's route family answers errors as `{error, message}`, auth failures included.

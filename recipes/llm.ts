@@ -1,4 +1,4 @@
-import type { LlmApiStyle } from '../core/config.js';
+import type { LlmApiStyle } from './configuration.js';
 import { PermanentError } from '../core/errors.js';
 import { type CallContext, excerpt, readText, RecoverableError, request, statusFailure } from './http.js';
 import { checkModelAnswer, fromModel, isUsable, MODEL_ANSWER_SCHEMA, normalizeModelAnswer, type Origin, type SchemaRecipe } from './recipe.js';

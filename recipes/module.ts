@@ -1,6 +1,7 @@
 import { createPushActivities } from '../activities/push.js';
 import type { ServiceModule } from '../runtime/service.js';
 import { createRecipeActivities } from './activities.js';
+import { recipesConfiguration } from './configuration.js';
 import { RecipeItem } from './entities.js';
 import { recipeKind } from './kind.js';
 import { migrations } from './migrations/index.js';
@@ -13,6 +14,7 @@ export const recipesService: ServiceModule = {
   kinds: [recipeKind],
   queues: { recipes: (deps) => ({ ...createRecipeActivities(deps), ...createPushActivities(deps) }) },
   pools: [recipesPool],
+  configuration: recipesConfiguration,
   workflows: new URL('./workflow.ts', import.meta.url),
   routes: [recipeRoutes],
   entities: [RecipeItem],

@@ -1,4 +1,5 @@
-import { readConfig, type Config } from '../core/config.js';
+import { type Config } from '../core/config.js';
+import { readConfig } from './config.js';
 import { ConfigError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { registerSecret } from '../core/redact.js';

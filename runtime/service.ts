@@ -3,7 +3,7 @@ import type { ActivityDeps } from '../activities/deps.js';
 import type { SlotPoolSpec } from '../activities/slots.js';
 import type { RouteFactory } from '../api/deps.js';
 import type { ErrorFormatter } from '../api/errors.js';
-import type { Config } from '../core/config.js';
+import type { Config, ConfigSection } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import type { Orm } from '../db/orm.js';
 import type { JobKind } from '../jobs/kinds.js';
@@ -33,6 +33,8 @@ export interface ServiceModule {
    * import.meta.url)`): the workers bundle every service's (runtime/worker.ts).
    */
   workflows?: URL;
+  /** Its settings: rows in sections of its own, read after the platform's (core/config.ts, ConfigSection). */
+  configuration?: ConfigSection;
   /** Its HTTP routes; the JSON Schemas they name (its schemas.ts) are what validation and OpenAPI use. */
   routes?: RouteFactory[];
   /** Error bodies in another shape for a family of routes (Context7's `/api/v2/`), auth failures included. */

@@ -21,6 +21,7 @@ export function serviceOfQueue(queue: string): ServiceModule | undefined {
 export const jobKinds = services.flatMap((s) => s.kinds ?? []);
 export const serviceRoutes = services.flatMap((s) => s.routes ?? []);
 export const errorFormats = services.flatMap((s) => s.errorFormats ?? []);
+export const configSections = services.flatMap((s) => (s.configuration ? [s.configuration] : []));
 export const slotPools = services.flatMap((s) => s.pools ?? []);
 export const workflowModules = services.flatMap((s) => (s.workflows ? [s.workflows] : []));
 

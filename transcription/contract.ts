@@ -2,7 +2,7 @@
  * What the API, the workflow and the activities of transcription agree on. Pure (no imports with side effects):
  * the workflow bundle includes it.
  */
-import type { AsrBackendKind } from '../core/config.js';
+import type { AsrBackendKind } from './configuration.js';
 import type { AudioMode } from './transcripts/audio.js';
 
 export const TRANSCRIPTION_WORKFLOW = 'transcriptionWorkflow';

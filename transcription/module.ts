@@ -1,6 +1,7 @@
 import { createPushActivities } from '../activities/push.js';
 import type { ServiceModule } from '../runtime/service.js';
 import { createTranscriptionActivities } from './activities.js';
+import { transcriptionConfiguration } from './configuration.js';
 import { Transcription, TranscriptionWebhook } from './entities.js';
 import { transcriptionKind } from './kind.js';
 import { migrations } from './migrations/index.js';
@@ -11,6 +12,7 @@ export const transcriptionService: ServiceModule = {
   name: 'transcription',
   kinds: [transcriptionKind],
   queues: { transcription: (deps) => ({ ...createTranscriptionActivities(deps), ...createPushActivities(deps) }) },
+  configuration: transcriptionConfiguration,
   workflows: new URL('./workflow.ts', import.meta.url),
   routes: [transcriptionRoutes],
   entities: [Transcription, TranscriptionWebhook],

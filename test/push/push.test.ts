@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import webpush from 'web-push';
-import { loadConfig, readConfig } from '../../core/config.js';
+import { loadConfig, readConfig } from '../../runtime/config.js';
 import { createLogger } from '../../core/log.js';
 import { redact } from '../../core/redact.js';
 import { PushSubscription } from '../../db/entities/push-subscription.js';

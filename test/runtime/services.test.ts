@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { databaseSchema, services, TASK_QUEUE_NAMES } from '../../runtime/services.js';
 import { activitiesFor, WORKFLOW_MODULES } from '../../runtime/worker.js';
 import type { ActivityDeps } from '../../activities/deps.js';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig } from '../../runtime/config.js';
 import { createLogger } from '../../core/log.js';
 
 /**

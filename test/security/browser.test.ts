@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig } from '../../runtime/config.js';
 import { Library } from '../../docindex/entities/library.js';
 import { rawRequest, type RawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig } from '../../runtime/config.js';
 import { Library } from '../../docindex/entities/library.js';
 import { LocalFolders } from '../../docindex/local-folders.js';
 import { api, enc, expectError, snippetsOf, waitForJob } from '../docindex/helpers.js';

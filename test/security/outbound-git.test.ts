@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig } from '../../runtime/config.js';
 import { probeRemote } from '../../docindex/git.js';
 import { OutboundGuard } from '../../outbound/guard.js';
 import { api, expectError, waitForJob } from '../docindex/helpers.js';

@@ -3,7 +3,7 @@ import https from 'node:https';
 import type net from 'node:net';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig } from '../../runtime/config.js';
 import { formatIp, parseIp, specialKind } from '../../core/ip.js';
 import { OutboundGuard, type Resolver } from '../../outbound/guard.js';
 import { selfSignedCertificate } from '../../fakes/tls.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig } from '../../runtime/config.js';
 import { createLogger } from '../../core/log.js';
 import { redact } from '../../core/redact.js';
 import { SECRETS_FILE, secretBox } from '../../core/secrets.js';

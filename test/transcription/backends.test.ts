@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig } from '../../runtime/config.js';
 import { PermanentError, RecoverableError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { findFfmpeg, type Tool } from '../../core/tools.js';

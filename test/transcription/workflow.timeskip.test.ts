@@ -2,7 +2,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleOption } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AsrBackendKind } from '../../core/config.js';
+import type { AsrBackendKind } from '../../transcription/configuration.js';
 import type { ModelWaitOutcome } from '../../transcription/asr-client.js';
 import type { TranscriptionLimits } from '../../transcription/contract.js';
 import type { SyncChunk } from '../../transcription/sync-activities.js';

@@ -1,4 +1,4 @@
-import type { AsrBackendKind, TranscriptionConfig } from '../../core/config.js';
+import type { AsrBackendKind, TranscriptionConfig } from '../configuration.js';
 import { PermanentError } from '../../core/errors.js';
 import { openaiBackend } from './openai.js';
 import type { SyncBackend, SyncEndpoint } from './types.js';

@@ -1,0 +1,119 @@
+import os from 'node:os';
+import path from 'node:path';
+import type { ConfigSection, SectionRows } from '../core/config.js';
+import { ConfigError } from '../core/errors.js';
+import { bool, int, parser, refine, resolvedPath, text, url } from '../core/settings.js';
+
+export interface EmbeddingsConfig {
+  /** Where local models are looked up and downloads go (DATA_DIR/models). */
+  cacheDir: string;
+  /**
+   * Fetch a local model from the Hugging Face hub (or `modelHost`) on first use when it is not there, so semantic
+   * search works out of the box; an install that cannot reach it falls back to keyword search.
+   */
+  allowDownloads: boolean;
+  /** Where models are downloaded from: the Hugging Face hub, or a mirror of it (ends with '/'). */
+  modelHost: string;
+  /** The model of the default local profile created at first start. */
+  defaultModel: string;
+  /** A folder holding that model, instead of the cache. */
+  defaultModelPath: string | undefined;
+}
+
+/** The documentation index's settings, at the configuration's top level (and its `embeddings`). */
+export interface DocIndexConfig {
+  /** How long an indexing step may go without progress (a heartbeat) before Temporal retries it on another worker. */
+  indexingHeartbeatTimeoutMs: number;
+  /** Embedding providers: where local models live and whether they may be downloaded. */
+  embeddings: EmbeddingsConfig;
+  /**
+   * Folders under which local libraries may be registered, browsed and read (LOCAL_SOURCE_ROOTS); by default the home
+   * folder of the user running Gristmill. Never empty: `/` is how to allow everywhere. See docindex/local-folders.ts.
+   */
+  localSourceRoots: string[];
+  /** Semantic search: the most memory the in-process vector matrices may take (SEARCH_VECTOR_CACHE_MB). */
+  searchVectorCacheBytes: number;
+  /** Semantic search: threads that scan vectors (SEARCH_THREADS; 0 = on the event loop). */
+  searchThreads: number;
+  /** Keyword search: the most matches a query reads, shared between its terms (SEARCH_RANK_CANDIDATES); see docindex/search/keyword.ts. */
+  searchRankCandidates: number;
+}
+
+declare module '../core/config.js' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the fields are DocIndexConfig's
+  interface ServiceConfigs extends DocIndexConfig {}
+}
+
+/** LOCAL_SOURCE_ROOTS: never none (an empty list would refuse everything without saying why). */
+const sourceRoots = parser('absolute folders, `:`-separated (`;` on Windows)', (raw, name) => {
+  const roots = raw.split(path.delimiter).filter(Boolean);
+  if (!roots.length) throw new ConfigError(`${name} takes absolute folders separated by "${path.delimiter}", and names none`);
+  return roots.map((p) => {
+    if (!path.isAbsolute(p)) throw new ConfigError(`${name} takes absolute folders separated by "${path.delimiter}", got "${p}"`);
+    return path.resolve(p);
+  });
+});
+
+const MB = 1024 * 1024;
+
+const ROWS: Omit<SectionRows<DocIndexConfig>, 'embeddings'> & { embeddings: SectionRows<EmbeddingsConfig> } = {
+  indexingHeartbeatTimeoutMs: {
+    variable: 'INDEXING_HEARTBEAT_TIMEOUT_MS', section: 'docindex', parse: int(1000, 3_600_000), default: '45000',
+    meaning: "how long the crawl may go without progress (git's, files parsed) before it is stopped and retried, on another worker if this one died",
+  },
+  localSourceRoots: {
+    variable: 'LOCAL_SOURCE_ROOTS', section: 'docindex', parse: sourceRoots,
+    default: { text: 'your home folder', value: () => [path.resolve(os.homedir())] },
+    meaning:
+      'folders under which local libraries may be registered, browsed and read, compared by real path (docindex/local-folders.ts); `/` allows ' +
+      'everywhere. Credential folders (`.ssh`, `.gnupg`, `.aws`, ...) and `DATA_DIR` never are. Give the API and the indexing workers the same value',
+  },
+  searchVectorCacheBytes: {
+    variable: 'SEARCH_VECTOR_CACHE_MB', section: 'search', parse: refine(int(1, 1_048_576), (mb) => mb * MB), default: '512',
+    meaning: "memory (MB) for semantic search's in-process vector matrices (least recently used dropped)",
+  },
+  searchThreads: {
+    variable: 'SEARCH_THREADS', section: 'search', parse: int(0, 64),
+    default: { text: 'CPUs, at most 4', value: (c) => Math.min(4, c.cpuCount) },
+    meaning: 'threads that scan vectors for semantic search; `0` scans on the event loop',
+  },
+  searchRankCandidates: {
+    variable: 'SEARCH_RANK_CANDIDATES', section: 'search', parse: int(100, 10_000_000), default: '1000',
+    meaning:
+      'how many matches keyword search reads and ranks: each word of a query its share (this divided by the number of words). A word held by at ' +
+      "least its share of the library's snippets (known from statistics each indexing run stores) is read to its share through the library's own " +
+      'index, which bounds the cost of very common words (docindex/search/keyword.ts; see [ranking.md](ranking.md))',
+  },
+  embeddings: {
+    cacheDir: {
+      variable: 'EMBEDDING_CACHE_DIR', section: 'embeddings', parse: resolvedPath(),
+      default: { text: '`DATA_DIR/models`', value: (c) => path.join(c.dataDir, 'models') },
+      meaning: 'where local embedding models are looked up (and downloaded to)',
+    },
+    allowDownloads: {
+      variable: 'EMBEDDING_ALLOW_DOWNLOADS', section: 'embeddings', parse: bool(), default: 'true',
+      meaning:
+        'download a missing local model on first use, so semantic search works out of the box (`false`: only models already on disk; an install ' +
+        'that cannot reach the host falls back to keyword search; see docs/documentation-index.md, "Embeddings")',
+    },
+    modelHost: {
+      variable: 'EMBEDDING_MODEL_HOST', section: 'embeddings', parse: refine(url(), (u) => u.replace(/\/*$/, '/')), default: 'https://huggingface.co/',
+      meaning: 'where local models are downloaded from: the Hugging Face hub or a mirror of it',
+    },
+    defaultModel: {
+      variable: 'EMBEDDING_DEFAULT_MODEL', section: 'embeddings', parse: text(), default: 'Xenova/all-MiniLM-L6-v2',
+      meaning: 'the model of the local profile created at first start',
+    },
+    defaultModelPath: { variable: 'EMBEDDING_MODEL_PATH', section: 'embeddings', parse: resolvedPath(), meaning: 'a folder holding that model, instead of the cache' },
+  },
+};
+
+/** The documentation index's settings (docs/configuration.md), declared once; runtime/services.ts reads them. */
+export const docIndexConfiguration: ConfigSection = {
+  sections: {
+    docindex: { title: 'Documentation index', about: 'Indexing libraries (docindex/).' },
+    search: { title: 'Search', about: 'Keyword and semantic search over indexed libraries (docindex/search/).' },
+    embeddings: { title: 'Embeddings', about: 'Local embedding models for semantic search (docindex/embeddings/).' },
+  },
+  table: ROWS,
+};

@@ -1,0 +1,116 @@
+import type { ConfigSection, SectionRows } from '../core/config.js';
+import { bool, int, oneOf, resolvedPath, text, url } from '../core/settings.js';
+
+export const RECIPE_MANAGERS = ['mealie', 'tandoor'] as const;
+export type RecipeManagerKind = (typeof RECIPE_MANAGERS)[number];
+
+/**
+ * How the language model is asked (recipes/llm.ts): `openai`, chat completions with a `json_schema` response format;
+ * `ollama`, Ollama's native chat API with the schema as its `format`.
+ */
+export const LLM_API_STYLES = ['openai', 'ollama'] as const;
+export type LlmApiStyle = (typeof LLM_API_STYLES)[number];
+
+export interface RecipesConfig {
+  /** Items processed at once (the `recipes` concurrency pool). */
+  concurrency: number;
+  /** Longest attempt of one phase (its HTTP calls and yt-dlp stop then); Temporal's timeout backs it up. */
+  timeoutMs: number;
+  /** Attempts of a phase for recoverable failures (network, timeouts, 5xx, 429); then the item is `unhealthy`. */
+  retryAttempts: number;
+  /** The first wait before another attempt; it doubles each time, up to a minute. */
+  retryBackoffMs: number;
+  /** False: items are accepted and wait `pending` (the pool grants no slot) until a worker starts with it true. */
+  processingEnabled: boolean;
+  /** How long the deprecated synchronous POST /api/extract waits for the item before it answers 202. */
+  extractWaitMs: number;
+  /** OpenAI-compatible chat completions; unset: items fail at parsing saying so. */
+  llmBaseUrl: string | undefined;
+  llmApiKey: string | undefined;
+  llmModel: string;
+  llmApiStyle: LlmApiStyle;
+  manager: RecipeManagerKind;
+  /** Where Gristmill reaches the recipe manager's API; unset: items fail at uploading saying so. */
+  managerBaseUrl: string | undefined;
+  /** Where users reach it, for `recipeManagerUrl` (defaults to the base URL). */
+  managerPublicUrl: string | undefined;
+  managerToken: string | undefined;
+  /** Mealie's group slug in recipe links (`{base}/g/{group}/r/{slug}`). */
+  mealieGroup: string;
+  /** A Netscape cookies file for yt-dlp (Instagram often needs a logged-in session). */
+  cookiesFile: string | undefined;
+}
+
+declare module '../core/config.js' {
+  interface ServiceConfigs {
+    /** The recipe queue: concurrency, limits, the language model and the recipe manager. */
+    recipes: RecipesConfig;
+  }
+}
+
+const baseUrl = url({ trailingSlashes: 'strip' });
+
+const ROWS: SectionRows<RecipesConfig> = {
+  concurrency: {
+    variable: 'QUEUE_CONCURRENCY', section: 'recipes', parse: int(1, 256), default: '2',
+    meaning: 'recipe queue items processed at once (the `recipes` concurrency pool)',
+  },
+  timeoutMs: {
+    variable: 'QUEUE_TIMEOUT_MS', section: 'recipes', parse: int(100, 3_600_000), default: '30000',
+    meaning: "longest attempt of one phase of an item (its HTTP calls and yt-dlp are stopped then; Temporal's timeout backs it up)",
+  },
+  retryAttempts: {
+    variable: 'QUEUE_RETRY_ATTEMPTS', section: 'recipes', parse: int(1, 100), default: '3',
+    meaning: 'attempts of a phase for recoverable failures (network, timeouts, 5xx, 429); then the item is `unhealthy`',
+  },
+  retryBackoffMs: {
+    variable: 'QUEUE_RETRY_BACKOFF_MS', section: 'recipes', parse: int(10, 600_000), default: '1000',
+    meaning: "wait before a phase's second attempt, doubling each time up to a minute (a `Retry-After` wins)",
+  },
+  processingEnabled: {
+    variable: 'QUEUE_PROCESSING_ENABLED', section: 'recipes', parse: bool(), default: 'true',
+    meaning: '`false`: items are accepted and wait `pending` (the pool grants no slot) until a worker starts with it `true`',
+  },
+  extractWaitMs: {
+    variable: 'QUEUE_EXTRACT_WAIT_MS', section: 'recipes', parse: int(100, 3_600_000), default: '120000',
+    meaning: 'how long the deprecated synchronous `POST /api/extract` waits for the item before answering 202',
+  },
+  llmBaseUrl: {
+    variable: 'LLM_API_BASE_URL', section: 'recipes', parse: baseUrl,
+    meaning:
+      "an OpenAI-compatible API, e.g. `https://api.openai.com/v1` or a local server's `/v1` (with `LLM_API_STYLE=ollama`, Ollama's address, " +
+      'e.g. `http://localhost:11434`); unset: items fail at parsing saying so',
+  },
+  llmApiKey: { variable: 'LLM_API_KEY', section: 'recipes', parse: text(), secret: true, meaning: 'sent as `Authorization: Bearer <key>`' },
+  llmModel: { variable: 'LLM_MODEL', section: 'recipes', parse: text(), default: 'gpt-4o-mini', meaning: 'the model asked' },
+  llmApiStyle: {
+    variable: 'LLM_API_STYLE', section: 'recipes', parse: oneOf(LLM_API_STYLES, { anyCase: true }), default: 'openai',
+    meaning: "how the model is asked: `openai` (chat completions, `json_schema`) or `ollama` (Ollama's native `/api/chat` with the schema as `format`)",
+  },
+  manager: { variable: 'RECIPE_MANAGER', section: 'recipes', parse: oneOf(RECIPE_MANAGERS, { anyCase: true }), default: 'mealie', meaning: 'the recipe manager recipes are uploaded to' },
+  managerBaseUrl: {
+    variable: 'RECIPE_MANAGER_BASE_URL', section: 'recipes', parse: baseUrl,
+    meaning: "where Gristmill reaches the recipe manager's API; unset: items fail at uploading saying so",
+  },
+  managerPublicUrl: {
+    variable: 'RECIPE_MANAGER_PUBLIC_URL', section: 'recipes', parse: baseUrl, default: { text: '`RECIPE_MANAGER_BASE_URL`' },
+    meaning: 'where users open it, for `recipeManagerUrl`',
+  },
+  managerToken: { variable: 'RECIPE_MANAGER_TOKEN', section: 'recipes', parse: text(), secret: true, meaning: "the recipe manager's API token" },
+  mealieGroup: {
+    variable: 'MEALIE_GROUP_SLUG', section: 'recipes', parse: text(), default: 'home',
+    meaning: 'the group in Mealie recipe links (`{base}/g/{group}/r/{slug}`)',
+  },
+  cookiesFile: {
+    variable: 'RECIPE_COOKIES_FILE', section: 'recipes', parse: resolvedPath(),
+    meaning: 'a Netscape cookies file handed to yt-dlp (Instagram often wants a logged-in session)',
+  },
+};
+
+/** The recipe queue's settings (docs/configuration.md, "Recipe queue"), declared once; runtime/services.ts reads them. */
+export const recipesConfiguration: ConfigSection = {
+  sections: {
+    recipes: { title: 'Recipe queue', about: 'Concurrency, limits, the language model and the recipe manager (recipes/).' },
+  },
+  table: { recipes: ROWS },
+};
