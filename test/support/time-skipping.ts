@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { gristmillCacheDir, isExecutable, onPath, toolNotFound } from '../../core/binaries.js';
+import { fetchMavenArtifact } from '../../core/maven.js';
 import { workflowBundle } from '../../runtime/worker.js';
 import type { JobActivities } from '../../activities/jobs.js';
 import { PROBE_WORKFLOWS } from './stack.js';
@@ -15,44 +14,15 @@ import { PROBE_WORKFLOWS } from './stack.js';
  * own client (so a mirror in ~/.m2/settings.xml applies), once per machine, into the user cache beside the Temporal
  * CLI (runtime/temporal.ts), behind a small wrapper script that runs it.
  */
-const run = promisify(execFile);
-
 export const TEST_SERVER_VERSION = '1.32.0';
 const ARTIFACT = { groupId: 'io.temporal', artifactId: 'temporal-test-server', version: TEST_SERVER_VERSION };
 const MAIN_CLASS = 'io.temporal.testserver.TestServer';
-const DEPENDENCY_PLUGIN_VERSION = '3.8.1';
 /** A build that takes longer than this was killed: its lock is taken over. */
 const STALE_LOCK_MS = 10 * 60_000;
 
 export function testServerDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(gristmillCacheDir(env), 'temporal-test-server', `v${TEST_SERVER_VERSION}`);
 }
-
-/** A project with the test server as its only dependency: `dependency:copy-dependencies` puts it and its jars in lib/. */
-const pom = () => `<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>local.gristmill</groupId>
-  <artifactId>temporal-test-server-classpath</artifactId>
-  <version>0</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <dependency>
-      <groupId>${ARTIFACT.groupId}</groupId>
-      <artifactId>${ARTIFACT.artifactId}</artifactId>
-      <version>${ARTIFACT.version}</version>
-    </dependency>
-  </dependencies>
-  <build>
-    <plugins>
-      <plugin>
-        <groupId>org.apache.maven.plugins</groupId>
-        <artifactId>maven-dependency-plugin</artifactId>
-        <version>${DEPENDENCY_PLUGIN_VERSION}</version>
-      </plugin>
-    </plugins>
-  </build>
-</project>
-`;
 
 /** The server takes its port as its first argument (that is how @temporalio/core-bridge starts it). */
 const wrapper = (lib: string) => `#!/bin/sh
@@ -97,14 +67,7 @@ async function build(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
   // Built beside its place and moved in whole: nothing ever sees half a classpath.
   const work = await fs.mkdtemp(path.join(path.dirname(dir), '.build-'));
   try {
-    await fs.writeFile(path.join(work, 'pom.xml'), pom());
-    await run(mvn, ['-q', '-B', '-Dstyle.color=never', '-f', path.join(work, 'pom.xml'), 'dependency:copy-dependencies', `-DoutputDirectory=${path.join(work, 'lib')}`, '-DincludeScope=runtime'], {
-      env,
-      maxBuffer: 16 * 1024 * 1024,
-      timeout: 10 * 60_000,
-    }).catch((err: Error & { stdout?: string; stderr?: string }) => {
-      throw new Error(`mvn could not fetch ${Object.values(ARTIFACT).join(':')}: ${(err.stdout ?? '') + (err.stderr ?? '') || err.message}`);
-    });
+    await fetchMavenArtifact(ARTIFACT, path.join(work, 'lib'), { withDependencies: true, env });
     const script = path.join(work, 'temporal-test-server');
     await fs.writeFile(script, wrapper(path.join(dir, 'lib')), { mode: 0o755 });
     await fs.rm(dir, { recursive: true, force: true }); // a folder without its wrapper: a build that was interrupted
