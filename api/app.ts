@@ -3,7 +3,7 @@ import Koa from 'koa';
 import { browserGuard } from './browser-guard.js';
 import type { AppDeps, RouteFactory } from './deps.js';
 import { cors } from './cors.js';
-import { errorHandler, type ErrorFormatter } from './errors.js';
+import { errorHandler, type ErrorFormat } from './errors.js';
 import { healthRoutes } from './routes/health.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { Routes } from './routes.js';
@@ -15,7 +15,7 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_
 /** What the services add to the app (runtime/services.ts): their routes, and error bodies of other shapes. */
 export interface AppParts {
   routes: readonly RouteFactory[];
-  errorFormats?: readonly { prefix: string; format: ErrorFormatter }[];
+  errorFormats?: readonly ErrorFormat[];
 }
 
 /**

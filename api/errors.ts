@@ -50,6 +50,12 @@ export function toHttpError(err: unknown): HttpError {
 /** A route family may answer errors in another shape (Context7's `{error, message}`, webhooks' `{ok, error}`). */
 export type ErrorFormatter = (e: HttpError) => unknown;
 
+/** Error bodies in another shape for the routes under `prefix` (Context7's `/api/v2/`), auth failures included. */
+export interface ErrorFormat {
+  prefix: string;
+  format: ErrorFormatter;
+}
+
 export const defaultErrorBody: ErrorFormatter = (e) => ({
   error: e.message,
   code: e.code,

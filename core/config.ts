@@ -11,6 +11,7 @@ import { ConfigError } from './errors.js';
 import { type AddressRange, hostName, parseRange } from './ip.js';
 import type { LogLevel } from './log.js';
 import {
+  baseUrl,
   type Env,
   int,
   list,
@@ -196,8 +197,6 @@ const vapidSubject = refine(text('a `mailto:` address or an `https:` URL'), (sub
   return subject;
 });
 
-const baseUrl = url({ trailingSlashes: 'strip' });
-
 const SECTIONS = {
   server: { title: 'Server', about: 'The HTTP API and the process that runs it.' },
   security: { title: 'Security', about: 'Who may call the API, and the key of stored secrets; see [security.md](security.md).' },
@@ -351,14 +350,16 @@ const READ_ELSEWHERE: ReadElsewhere<Section>[] = [
   },
 ];
 
+/** The platform's rows, then every service's: the order they are read in. */
+const tableWith = (services: readonly ConfigSection[]): SettingsTable => Object.assign({}, TABLE, ...services.map((s) => s.table));
+
 /**
  * The configuration, with every service's section (runtime/config.ts passes them), and the texts of the secrets that
  * were set, which the caller registers for redaction (core/redact.ts). The platform's rows are read first, so a
  * service's defaults may derive from them.
  */
 export function readConfig(services: readonly ConfigSection[], env: Env = process.env): { config: Config; secrets: string[] } {
-  const table: SettingsTable = Object.assign({}, TABLE, ...services.map((s) => s.table));
-  const { values: config, secrets } = readSettings<Config>(table, env);
+  const { values: config, secrets } = readSettings<Config>(tableWith(services), env);
   if (!config.push.vapidPublicKey !== !config.push.vapidPrivateKey) {
     throw new ConfigError('Set both VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY, or neither (a key pair is then generated once)');
   }
@@ -389,7 +390,7 @@ error: every such string goes through one redaction step (core/redact.ts). The s
 /** docs/configuration.md, as the table says it should read. */
 export function configurationReference(services: readonly ConfigSection[]): string {
   return renderReference({
-    table: Object.assign({}, TABLE, ...services.map((s) => s.table)),
+    table: tableWith(services),
     elsewhere: READ_ELSEWHERE,
     sections: Object.assign({}, SECTIONS, ...services.map((s) => s.sections)),
     head: REFERENCE_HEAD,

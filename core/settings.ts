@@ -70,6 +70,9 @@ export function url(o: { trailingSlashes?: 'strip' } = {}): Parser<string> {
   });
 }
 
+/** A base URL that paths are appended to: trailing slashes are stripped. */
+export const baseUrl = url({ trailingSlashes: 'strip' });
+
 /** One of `choices`; `anyCase` accepts them in any letter case (the value is then lower case). */
 export function oneOf<const C extends string>(choices: readonly C[], o: { anyCase?: boolean } = {}): Parser<C> {
   return parser(choices.map((c) => `\`${c}\``).join(', '), (text, name) => {

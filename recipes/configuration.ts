@@ -1,5 +1,5 @@
 import type { ConfigSection, SectionRows } from '../core/config.js';
-import { bool, int, oneOf, resolvedPath, text, url } from '../core/settings.js';
+import { baseUrl, bool, int, oneOf, resolvedPath, text } from '../core/settings.js';
 
 export const RECIPE_MANAGERS = ['mealie', 'tandoor'] as const;
 export type RecipeManagerKind = (typeof RECIPE_MANAGERS)[number];
@@ -47,8 +47,6 @@ declare module '../core/config.js' {
     recipes: RecipesConfig;
   }
 }
-
-const baseUrl = url({ trailingSlashes: 'strip' });
 
 const ROWS: SectionRows<RecipesConfig> = {
   concurrency: {

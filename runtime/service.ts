@@ -2,7 +2,7 @@ import type { EntityClass, EntitySchema, MigrationObject } from '@mikro-orm/core
 import type { ActivityDeps } from '../activities/deps.js';
 import type { SlotPoolSpec } from '../activities/slots.js';
 import type { RouteFactory } from '../api/deps.js';
-import type { ErrorFormatter } from '../api/errors.js';
+import type { ErrorFormat } from '../api/errors.js';
 import type { Config, ConfigSection } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import type { Orm } from '../db/orm.js';
@@ -37,8 +37,7 @@ export interface ServiceModule {
   configuration?: ConfigSection;
   /** Its HTTP routes; the JSON Schemas they name (its schemas.ts) are what validation and OpenAPI use. */
   routes?: RouteFactory[];
-  /** Error bodies in another shape for a family of routes (Context7's `/api/v2/`), auth failures included. */
-  errorFormats?: { prefix: string; format: ErrorFormatter }[];
+  errorFormats?: ErrorFormat[];
   entities?: (EntityClass<object> | EntitySchema)[];
   /** Its migrations; the platform runs every service's in the order of their names (timestamps). */
   migrations?: MigrationObject[];

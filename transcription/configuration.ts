@@ -1,6 +1,6 @@
 import { ConfigError } from '../core/errors.js';
 import type { ConfigSection, SectionRows } from '../core/config.js';
-import { int, oneOf, parser, refine, size, text, url } from '../core/settings.js';
+import { baseUrl, int, oneOf, parser, refine, size, text } from '../core/settings.js';
 
 /**
  * The kinds of transcription backend (docs/transcription.md, "The transcription backend"): `callback` speaks Gristmill's own
@@ -63,8 +63,6 @@ const atLeast64kb = refine(
   },
   'a size, at least `64kb`',
 );
-
-const baseUrl = url({ trailingSlashes: 'strip' });
 
 const ROWS: SectionRows<TranscriptionConfig> = {
   asrBackend: {
