@@ -2,8 +2,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { join, raw, sql, type Sql } from '../../db/sql.js';
 import { planKeywordSearch, parseQuery, termForms, type KeywordPlan, type TermForm } from './keyword-plan.js';
 
-export { MAX_TERMS, parseQuery, splitIdentifiers, type ParsedQuery } from './keyword-plan.js';
-
 /**
  * Keyword search over `snippet.search_vector` (PostgreSQL full-text search; see Migration20261127000000_search_stems):
  * per field, the identifier-preserving `simple` lexemes and the `english` stems beside them. The query takes

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Library } from '../../docindex/entities/library.js';
 import { contextParams, MAX_QUERY_CHARS } from '../../docindex/search/context.js';
-import { splitIdentifiers } from '../../docindex/search/keyword.js';
+import { splitIdentifiers } from '../../docindex/search/keyword-plan.js';
 import { Rng } from '../support/fuzz.js';
 import { rawRequest } from '../support/raw-http.js';
 import { startTestStack, type TestStack } from '../support/stack.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyBudget, contextParams } from '../../../docindex/search/context.js';
 import { context7LibraryId } from '../../../docindex/search/context7.js';
-import { MAX_TERMS, parseQuery, splitIdentifiers } from '../../../docindex/search/keyword.js';
+import { MAX_TERMS, parseQuery, splitIdentifiers } from '../../../docindex/search/keyword-plan.js';
 import { joinSection, overlapLines } from '../../../docindex/search/neighbourhood.js';
 import { fuse } from '../../../docindex/search/search.js';
 import { ScanPool } from '../../../docindex/search/scan-pool.js';
