@@ -10,7 +10,7 @@ import { PermanentError } from '../core/errors.js';
 import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from './embeddings/profiles.js';
 import { type EmbeddingProvider, ModelUnavailableError } from './embeddings/provider.js';
 import { Job } from '../db/entities/job.js';
-import { jobStopped, owns } from '../jobs/ownership.js';
+import { jobStopped } from '../jobs/ownership.js';
 import type { ExtraEvent, JobPatch } from '../jobs/store.js';
 import { removeWorkFolder } from '../jobs/work-folders.js';
 import { Library, LibraryVersion } from './entities/library.js';
@@ -124,7 +124,7 @@ async function asOwner(
   change: (job: Job) => JobPatch,
   opts: { within?: (tx: EntityManager) => Promise<void>; extra?: (job: Job) => ExtraEvent[] } = {},
 ): Promise<void> {
-  const { changed } = await deps.jobs.update(deps.orm.em, input.jobId, (job) => (owns(job, input.runId) ? change(job) : null), {
+  const { changed } = await deps.jobs.updateAsOwner(deps.orm.em, input, change, {
     silent: true,
     extra: opts.extra,
     within: opts.within && ((tx) => opts.within!(tx)),

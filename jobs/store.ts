@@ -5,6 +5,7 @@ import { NotFoundError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 import { Job } from '../db/entities/job.js';
 import { appendEvent } from './events.js';
+import { owns } from './ownership.js';
 import type { JobKind, JobKinds } from './kinds.js';
 
 /** The streams a job's events go to: its own, its kind's, and its topics. */
@@ -130,6 +131,19 @@ export class JobStore {
       for (const e of opts.extra?.(job) ?? []) await appendEvent(tx, streams, e.event, { ...context, ...e.data });
       return { job, changed: true };
     });
+  }
+
+  /**
+   * `update`, by the run recorded as the job's owner only (jobs/ownership.ts): a run that no longer owns the job (a
+   * retry took it over, or it ended) changes nothing, and `changed` says so.
+   */
+  updateAsOwner(
+    em: EntityManager,
+    ref: { jobId: string; runId: string },
+    change: JobPatch | ((job: Job) => JobPatch),
+    opts: { extra?: (job: Job) => ExtraEvent[]; silent?: boolean; within?: (tx: EntityManager, job: Job) => Promise<void> } = {},
+  ): Promise<{ job: Job; changed: boolean }> {
+    return this.update(em, ref.jobId, (job) => (owns(job, ref.runId) ? (typeof change === 'function' ? change(job) : change) : null), opts);
   }
 
   /**

@@ -115,10 +115,10 @@ async function loadItem(orm: Orm, itemId: string): Promise<{ job: Job; item: Rec
 /** Marks the phase in progress for this attempt; refuses when the run no longer owns the item. */
 async function begin({ orm, jobs }: Store, input: StepInput, phase: PhaseName, attempt: number): Promise<RecipeItem> {
   const now = new Date().toISOString();
-  const { changed } = await jobs.update(
+  const { changed } = await jobs.updateAsOwner(
     orm.em.fork(),
-    input.itemId,
-    (job) => (owns(job, input.runId) ? { stage: phase, stageDetail: attempt > 1 ? `attempt ${attempt}` : null, progress: overallProgress(phase, false) } : null),
+    { jobId: input.itemId, runId: input.runId },
+    { stage: phase, stageDetail: attempt > 1 ? `attempt ${attempt}` : null, progress: overallProgress(phase, false) },
     {
       within: async (tx) => {
         const item = await tx.findOneOrFail(RecipeItem, { jobId: input.itemId });
@@ -294,10 +294,10 @@ async function createOnce(
   const found = interrupted ? await findRecipe(target, recipe, ctx) : undefined;
   const created = found ?? (await createRecipe(target, recipe, ctx));
   log.info(found ? 'recipe found, created by an interrupted attempt' : 'recipe created', { itemId: input.itemId, manager: target.kind, id: created.id });
-  await jobs.update(
+  await jobs.updateAsOwner(
     orm.em.fork(),
-    input.itemId,
-    (job) => (owns(job, input.runId) ? { stageDetail: `Created in ${managerName(target.kind)}: ${created.id}` } : null),
+    { jobId: input.itemId, runId: input.runId },
+    { stageDetail: `Created in ${managerName(target.kind)}: ${created.id}` },
     {
       silent: true,
       within: async (tx) => {
@@ -355,9 +355,11 @@ export interface FailInput {
 async function recipeFail({ orm, jobs }: Store, input: FailInput): Promise<PushPayload | null> {
   let update: { job: Job; changed: boolean };
   try {
-    update = await jobs.update(orm.em.fork(), input.itemId, (job) =>
-      owns(job, input.runId) ? { status: input.status, error: input.error, completedAt: new Date() } : null,
-    );
+    update = await jobs.updateAsOwner(orm.em.fork(), { jobId: input.itemId, runId: input.runId }, () => ({
+      status: input.status,
+      error: input.error,
+      completedAt: new Date(),
+    }));
   } catch (err) {
     if ((err as { code?: string }).code === 'JOB_NOT_FOUND') return null;
     throw err;

@@ -144,10 +144,10 @@ export async function submitAudio(d: TranscriptionDeps, input: RunRef & { audio:
   }
   // The backend's id and the `transcribing` stage in one transaction: what the job shows is always consistent.
   // Answered even when this run no longer owns the job: the workflow then knows the backend job to cancel.
-  await d.jobs.update(
+  await d.jobs.updateAsOwner(
     d.orm.em.fork(),
-    input.jobId,
-    (job) => (owns(job, input.runId) ? { progress: Math.max(job.progress, 50), stage: 'transcribing', stageDetail: `The backend is transcribing (job ${outcome.asrJobId})` } : null),
+    input,
+    (job) => ({ progress: Math.max(job.progress, 50), stage: 'transcribing', stageDetail: `The backend is transcribing (job ${outcome.asrJobId})` }),
     {
       within: async (tx) => {
         await tx.nativeUpdate(Transcription, { jobId: input.jobId }, { asrJobId: outcome.asrJobId, submittedAt: new Date() });

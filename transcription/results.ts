@@ -48,7 +48,7 @@ export async function setStage(
  * (jobs/ownership.ts): false, and nothing written, when the run no longer owns it.
  */
 export async function updateForOwner(d: StoreDeps, ref: { jobId: string; runId: string }, write: (tx: EntityManager) => Promise<unknown>): Promise<boolean> {
-  const { changed } = await d.jobs.update(d.em(), ref.jobId, (job) => (owns(job, ref.runId) ? {} : null), {
+  const { changed } = await d.jobs.updateAsOwner(d.em(), ref, {}, {
     silent: true,
     within: async (tx) => {
       await write(tx);
