@@ -19,7 +19,7 @@ import {
   type StepInput,
 } from './contract.js';
 import { type ExtractionRecord, extractPost } from './extract.js';
-import { type CallContext, readBytes, request, statusFailure } from './http.js';
+import { type CallContext, readBytes, request, statusFailure } from '../outbound/http.js';
 import { parseWithModel } from './llm.js';
 import { type Created, createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from './managers.js';
 import { overallProgress, withPhase } from './phases.js';

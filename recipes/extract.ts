@@ -5,7 +5,7 @@ import { redact } from '../core/redact.js';
 import type { OutboundGuard } from '../outbound/guard.js';
 import type { Tool } from '../core/tools.js';
 import { findRecipeNode, readPage } from './html.js';
-import { type CallContext, readText, request, statusFailure } from './http.js';
+import { type CallContext, readText, request, statusFailure } from '../outbound/http.js';
 import { fromJsonLd, recipeText, type SchemaRecipe } from './recipe.js';
 
 /**

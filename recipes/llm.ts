@@ -1,6 +1,6 @@
 import type { LlmApiStyle } from './configuration.js';
 import { PermanentError } from '../core/errors.js';
-import { type CallContext, excerpt, readText, RecoverableError, request, statusFailure } from './http.js';
+import { type CallContext, excerpt, readText, RecoverableError, request, statusFailure } from '../outbound/http.js';
 import { checkModelAnswer, fromModel, isUsable, MODEL_ANSWER_SCHEMA, normalizeModelAnswer, type Origin, type SchemaRecipe } from './recipe.js';
 
 /**

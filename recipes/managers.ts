@@ -1,6 +1,6 @@
 import { PermanentError } from '../core/errors.js';
 import type { RecipeManagerKind } from './configuration.js';
-import { type CallContext, excerpt, readText, request, statusFailure } from './http.js';
+import { type CallContext, excerpt, readText, request, statusFailure } from '../outbound/http.js';
 import { parseIngredient } from './ingredients.js';
 import { durationMinutes, type SchemaRecipe } from './recipe.js';
 

@@ -2,11 +2,11 @@ import { fetch as guardedFetch, type RequestInit as UndiciRequestInit } from 'un
 import { PermanentError, RecoverableError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 import { retryAfterMs } from '../core/retry-after.js';
-import { isAddressRefusal, type OutboundGuard, refused } from '../outbound/guard.js';
+import { isAddressRefusal, type OutboundGuard, refused } from './guard.js';
 
 /**
- * HTTP for the recipe phases: every call ends by the attempt's deadline (QUEUE_TIMEOUT_MS) or when the activity is
- * cancelled, and every failure is classified. Recoverable (another attempt may succeed): network errors, timeouts,
+ * HTTP for activities (the recipe phases, package registries, documentation sites): every call ends by the attempt's
+ * deadline or when the activity is cancelled, and every failure is classified. Recoverable (another attempt may succeed): network errors, timeouts,
  * 408, 425, 429 and 5xx (with the server's Retry-After). Permanent (the same request would fail again): other 4xx.
  */
 export { RecoverableError };
@@ -46,7 +46,7 @@ function cause(err: unknown): string {
  */
 export async function request(what: string, url: string, init: RequestInit, ctx: CallContext, o: { guard?: OutboundGuard } = {}): Promise<Response> {
   const left = ctx.deadline - Date.now();
-  if (left <= 0) throw new RecoverableError(`${what} was not reached: the attempt's time (QUEUE_TIMEOUT_MS) is used up`);
+  if (left <= 0) throw new RecoverableError(`${what} was not reached: the attempt's time is used up`);
   const timeout = AbortSignal.timeout(left);
   const signal = AbortSignal.any([ctx.signal, timeout]);
   try {
@@ -107,7 +107,7 @@ function failure(what: string, err: unknown, ctx: CallContext, timeout: AbortSig
   if (isAddressRefusal(reason)) return refused(what, reason);
   if (timeout?.aborted || (err as Error).name === 'TimeoutError' || Date.now() >= ctx.deadline) {
     return new RecoverableError(
-      budget ? `${what} did not answer within ${budget} ms (QUEUE_TIMEOUT_MS)` : `${what} timed out while sending its answer (QUEUE_TIMEOUT_MS)`,
+      budget ? `${what} did not answer within ${budget} ms` : `${what} timed out while sending its answer`,
     );
   }
   return new RecoverableError(`${what} could not be reached: ${redact(cause(err))}`);
