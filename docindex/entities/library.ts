@@ -1,11 +1,16 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
 
-export const LIBRARY_SOURCES = ['git-host', 'local'] as const;
+/** Repositories (`git-host`, `local`), packages of a registry (`npm`, `pypi`, `crates`) and documentation sites. */
+export const LIBRARY_SOURCES = ['git-host', 'local', 'npm', 'pypi', 'crates', 'website'] as const;
 export type LibrarySource = (typeof LIBRARY_SOURCES)[number];
 export const LIBRARY_STATES = ['pending', 'indexing', 'indexed', 'error'] as const;
 export type LibraryState = (typeof LIBRARY_STATES)[number];
 
-/** A registered repository: the spec calls it a library; its id is `/<owner>/<repo>`. */
+/**
+ * A registered library: a repository (id `/<owner>/<repo>`), a package (`/npm/<name>`, `/npm/@scope/name`,
+ * `/pypi/<name>`, `/crates/<name>`) or a documentation site (`/websites/<host and path>`). `sourceUrl` is the
+ * repository's URL or folder, the package's name, or the site's start URL.
+ */
 export const Library = defineEntity({
   name: 'Library',
   tableName: 'library',
@@ -25,8 +30,18 @@ export const Library = defineEntity({
     totalSnippets: p.integer().default(0),
     trustScore: p.double().default(0),
     lastIndexedAt: p.datetime().nullable(),
-    /** The commit the default branch was last indexed at. */
+    /** The commit the default branch was last indexed at (a package: the version; a site: when it was read). */
     lastCommit: p.string().nullable(),
+    /** A package's repository as its registry records it, when there is one: its versions are read from there. */
+    repositoryUrl: p.text().nullable(),
+    /** A package's version the default scope holds: the registry's latest when it was last indexed. */
+    latestVersion: p.string().nullable(),
+    /** How often its refresh schedule runs (`6h`, `1d`); null: the INDEX_REFRESH_EVERY default; `off`: never. */
+    refreshEvery: p.string().nullable(),
+    /** Which new versions a refresh registers (docindex/refresh/policy.ts); null: the INDEX_VERSION_POLICY default. */
+    versionPolicy: p.string().nullable(),
+    /** Registered by a search that found nothing (on demand), not by a person. */
+    onDemand: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   }),
