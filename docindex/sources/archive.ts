@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline as pipe, Transform } from 'node:stream';
+import { addAbortSignal, pipeline as pipe, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32, createGunzip, createInflateRaw } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
@@ -190,7 +190,9 @@ export async function extractArchive(file: string, kind: 'tgz' | 'zip', dest: st
     await fs.rm(folder, { recursive: true, force: true });
     await fs.mkdir(folder, { recursive: true });
     if (signal?.aborted) throw signal.reason ?? err;
-    throw isOurs(err) ? err : invalid(err);
+    // The file system's own failures (no space left, ...) are not the archive's fault: passed on as they are.
+    if (isOurs(err) || (err as NodeJS.ErrnoException).syscall) throw err;
+    throw invalid(err);
   }
   return { root: await packageRoot(folder), files: sink.files, bytes: sink.bytes, skipped: sink.skipped };
 }
@@ -336,7 +338,7 @@ async function extractZip(file: string, sink: Sink, meter: Meter, signal: AbortS
       const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
       const kind = zipEntryKind(entry, name);
       if (kind === 'folder') await sink.folder(name);
-      else if (kind === 'file') await zipFile(zip, entry, name, sink, meter);
+      else if (kind === 'file') await zipFile(zip, entry, name, sink, meter, signal);
       else sink.skip(name, kind.skip);
     }
   } finally {
@@ -348,7 +350,7 @@ async function extractZip(file: string, sink: Sink, meter: Meter, signal: AbortS
  * One zip entry's bytes, inflated here rather than by yauzl so that the compressed bytes really read are counted
  * (the ratio is judged on them, not on the sizes the headers claim) and the size and CRC are checked at the end.
  */
-async function zipFile(zip: ZipFile, entry: Entry, name: string, sink: Sink, meter: Meter): Promise<void> {
+async function zipFile(zip: ZipFile, entry: Entry, name: string, sink: Sink, meter: Meter, signal: AbortSignal | undefined): Promise<void> {
   const raw = await zip.openReadStreamPromise(entry, { decodeFileData: false });
   const counter = counting((n) => (meter.compressed += n));
   let size = 0;
@@ -366,6 +368,7 @@ async function zipFile(zip: ZipFile, entry: Entry, name: string, sink: Sink, met
   });
   // The callback form returns the last stream, which an error anywhere in the chain destroys with that error.
   const out = entry.compressionMethod === 8 ? pipe(raw, counter, createInflateRaw(), check, () => undefined) : pipe(raw, counter, check, () => undefined);
+  if (signal) addAbortSignal(signal, out);
   try {
     await sink.file(name, out, meter);
   } finally {

@@ -205,6 +205,8 @@ describe('hostile tarballs', () => {
     const stop = new AbortController();
     stop.abort(new Error('cancelled'));
     await expect(extractArchive(b.file, 'tgz', b.dest, { signal: stop.signal })).rejects.toThrow('cancelled');
+    const z = await box(zipBytes([{ name: 'a.md', body: 'a' }]));
+    await expect(extractArchive(z.file, 'zip', z.dest, { signal: stop.signal })).rejects.toThrow('cancelled');
   });
 });
 
