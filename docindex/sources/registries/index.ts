@@ -38,7 +38,7 @@ export function validPackageName(ecosystem: Ecosystem, name: string, pointer = '
 }
 
 /** The package, after its name is checked; null when the registry has none of that name. */
-export function lookupPackage(ecosystem: Ecosystem, name: string, ctx: SourceContext): Promise<PackageInfo | null> {
+export async function lookupPackage(ecosystem: Ecosystem, name: string, ctx: SourceContext): Promise<PackageInfo | null> {
   return REGISTRY[ecosystem].lookup(validPackageName(ecosystem, name), ctx);
 }
 

@@ -65,8 +65,10 @@ export function packageFromPackument(name: string, doc: Record<string, unknown>,
   const versions = Object.entries(manifests).map(([v, m]) => npmVersion(v, asObject(m), doc, base));
   if (!versions.length) return null;
   sortVersions(versions, SEMVER);
+  // the `latest` tag, unless it names nothing or a deprecated version
   const tagged = asString(asObject(doc['dist-tags']).latest);
-  const latest = tagged && Object.hasOwn(manifests, tagged) ? tagged : latestVersion(versions, SEMVER)!;
+  const usable = tagged && versions.find((v) => v.version === tagged && !v.yanked);
+  const latest = usable ? usable.version : latestVersion(versions, SEMVER)!;
   return {
     ecosystem: 'npm',
     name: asString(doc.name) ?? name,
