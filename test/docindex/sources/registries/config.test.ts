@@ -86,7 +86,7 @@ describe('pip', () => {
   });
 
   it.skipIf(!has('python3'))("asks pip for its default index when nothing is configured", async () => {
-    const found = await readPipEndpoint({ ...base, PIP_CONFIG_FILE: os.devnull });
+    const found = await readPipEndpoint({ ...base, PIP_CONFIG_FILE: os.devNull });
     if (!('endpoint' in found)) throw new Error(found.unavailable);
     expect(found.endpoint.url).toMatch(/^https:\/\/[^/]+\/simple\/$/);
   });
