@@ -9,7 +9,7 @@
  *   (`/crates/api/v1/crates/<name>`).
  *
  * `publish` builds the real archive and can run at any time (a schedule must notice it). Faults per path prefix:
- * `hang` (never answers), `fail(status)`, `malformed` (a cut-off JSON body). Every request is recorded with its
+ * `hang` (never answers), `fail(status)`, `malformed` (a cut-off JSON body), `redirect` (302 elsewhere). Every request is recorded with its
  * Authorization header. `npmEnv`, `pipEnv` and `cargoHome` point each ecosystem's own configuration here.
  */
 import crypto from 'node:crypto';
@@ -54,8 +54,9 @@ interface Release {
 
 interface Fault {
   prefix: string;
-  kind: 'hang' | 'fail' | 'malformed';
+  kind: 'hang' | 'fail' | 'malformed' | 'redirect';
   status?: number;
+  location?: string;
 }
 
 export interface RecordedRequest {
@@ -123,6 +124,11 @@ export class FakeRegistries {
 
   malformed(prefix: string): void {
     this.faults.push({ prefix, kind: 'malformed' });
+  }
+
+  /** Answers 302 to `to` followed by the rest of the path (another origin, an internal address). */
+  redirect(prefix: string, to: string): void {
+    this.faults.push({ prefix, kind: 'redirect', location: to });
   }
 
   clearFaults(): void {
@@ -205,6 +211,7 @@ export class FakeRegistries {
     const fault = this.faults.find((f) => raw.startsWith(f.prefix));
     if (fault?.kind === 'hang') return; // the connection stays open, unanswered
     if (fault?.kind === 'fail') return void res.writeHead(fault.status!, { 'content-type': 'text/plain' }).end('the registry is failing');
+    if (fault?.kind === 'redirect') return void res.writeHead(302, { location: `${fault.location}${raw.slice(fault.prefix.length)}` }).end();
     if (fault?.kind === 'malformed') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"name": "cut", "versions": {');
     if (this.requireAuthorization && req.headers.authorization !== this.requireAuthorization) {
       return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"authentication required"}');

@@ -129,6 +129,22 @@ describe('npm', () => {
     expect(info!.latest).toBe('1.11.0');
   });
 
+  it('a redirect to another origin gets no token, and one to an address the guard refuses is not followed', async () => {
+    fake.redirect('/npm/far-away', `${other.url}/npm/far-away`);
+    const err = await failure(REGISTRY.npm.lookup('far-away', ctx()));
+    expect(err.code).toBe('ADDRESS_NOT_ALLOWED');
+    expect(other.requests).toHaveLength(0);
+    const both = new OutboundGuard(loadConfig({ OUTBOUND_ALLOW: '127.0.0.1,127.0.0.2' }).outbound);
+    try {
+      expect((await REGISTRY.npm.lookup('far-away', ctx(both)))!.latest).toBe('1.0.0');
+      expect(fake.requests[1]!.authorization).toBe(`Bearer ${TOKEN}`);
+      expect(other.requests).toEqual([expect.objectContaining({ path: '/npm/far-away', authorization: undefined })]);
+    } finally {
+      other.requests.length = 0;
+      await both.close();
+    }
+  });
+
   it('an archive that the metadata puts at an address the guard refuses is not fetched', async () => {
     const info = await REGISTRY.npm.lookup('far-away', ctx());
     const url = info!.versions[0]!.archive!.url;
