@@ -11,7 +11,7 @@ import { create as createTar } from 'tar';
 
 export type Files = Record<string, string | Buffer>;
 
-/** A gzipped tarball of `files`, each under `prefix/` (written to a scratch folder first: node-tar packs folders). */
+/** A gzipped tarball of `files`, each under `prefix/` (written to a scratch folder first: node-tar packs files on disk). */
 export async function tarGz(prefix: string, files: Files): Promise<Buffer> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'fake-archive-'));
   try {
@@ -22,7 +22,9 @@ export async function tarGz(prefix: string, files: Files): Promise<Buffer> {
       await fs.writeFile(file, content);
     }
     const chunks: Buffer[] = [];
-    for await (const chunk of createTar({ gzip: true, cwd: dir, portable: true }, [prefix])) chunks.push(Buffer.from(chunk as Uint8Array));
+    // files only, no folder entries, as `npm pack` and `cargo package` write them
+    const entries = Object.keys(files).sort().map((name) => `${prefix}/${name}`);
+    for await (const chunk of createTar({ gzip: true, cwd: dir, portable: true }, entries)) chunks.push(Buffer.from(chunk as Uint8Array));
     return Buffer.concat(chunks);
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
