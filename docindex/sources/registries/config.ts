@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { registerSecret } from '../../../core/redact.js';
+import { redact, registerSecret } from '../../../core/redact.js';
 import type { Ecosystem } from '../types.js';
 
 /**
@@ -191,11 +191,17 @@ export function indexFromCargoConfig(text: string): string | undefined {
   return undefined; // a replacement loop: cargo refuses it too
 }
 
+/** The index $CARGO_HOME/config.toml names; throws a sentence when the file is not TOML. */
 async function cargoConfigIndex(env: Env): Promise<string | undefined> {
   const home = env.CARGO_HOME ?? path.join(os.homedir(), '.cargo');
   for (const file of ['config.toml', 'config']) {
     const text = await fs.readFile(path.join(home, file), 'utf8').catch(() => undefined);
-    if (text !== undefined) return indexFromCargoConfig(text);
+    if (text === undefined) continue;
+    try {
+      return indexFromCargoConfig(text);
+    } catch {
+      throw new Error(`cargo's ${path.join(home, file)} is not valid TOML`);
+    }
   }
   return undefined;
 }
@@ -228,7 +234,13 @@ const CARGO_HINT = 'name one in cargo\'s configuration: CARGO_REGISTRIES_CRATES_
 
 /** cargo's crates.io index: CARGO_REGISTRIES_CRATES_IO_INDEX, $CARGO_HOME/config.toml, else cargo's default. Sparse only. */
 export async function readCargoEndpoint(env: Env = process.env): Promise<EndpointResult> {
-  const raw = env.CARGO_REGISTRIES_CRATES_IO_INDEX ?? (await cargoConfigIndex(env)) ?? (await cargoDefaultIndex(env));
+  let configured: string | undefined;
+  try {
+    configured = env.CARGO_REGISTRIES_CRATES_IO_INDEX ?? (await cargoConfigIndex(env));
+  } catch (err) {
+    return { unavailable: (err as Error).message };
+  }
+  const raw = configured ?? (await cargoDefaultIndex(env));
   if (!raw) return { unavailable: `cargo's configuration names no crates.io index and cargo could not be asked for its default; ${CARGO_HINT}` };
   if (!raw.startsWith('sparse+')) return { unavailable: `cargo's crates.io index is a git index, which is not supported: only sparse indexes (sparse+https://...) are; ${CARGO_HINT}` };
   const endpoint = httpEndpoint(raw.slice('sparse+'.length));
@@ -245,7 +257,8 @@ const cache = new Map<Ecosystem, Promise<EndpointResult>>();
 export function resolveEndpoint(ecosystem: Ecosystem): Promise<EndpointResult> {
   let found = cache.get(ecosystem);
   if (!found) {
-    found = READERS[ecosystem](process.env);
+    // a reader that fails (a folder it cannot write) leaves the registry unknown, said in its words
+    found = READERS[ecosystem](process.env).catch((err: unknown) => ({ unavailable: `The ${ecosystem} registry could not be found: ${redact((err as Error).message)}` }));
     cache.set(ecosystem, found);
   }
   return found;

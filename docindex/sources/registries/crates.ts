@@ -106,7 +106,7 @@ function crateVersion(entry: Record<string, unknown>, config: IndexConfig, base:
 }
 
 async function lookup(name: string, ctx: SourceContext, limits: ClientLimits): Promise<PackageInfo | null> {
-  const r = await startCall('crates', ctx, limits);
+  const r = await startCall('crates', name, ctx, limits);
   const what = `The crates index's entry of "${name}"`;
   const doc = await getDocument(what, `${r.endpoint.url}${crateIndexPath(name)}`, r, 'text/plain, application/json');
   if (!doc) return null;

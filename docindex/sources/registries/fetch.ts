@@ -2,6 +2,7 @@ import { PermanentError } from '../../../core/errors.js';
 import { type CallContext, readBytes, readText, request, statusFailure } from '../../../outbound/http.js';
 import type { Ecosystem, SourceContext } from '../types.js';
 import { headersFor, type RegistryEndpoint, resolveEndpoint } from './config.js';
+import { validPackageName } from './names.js';
 
 /**
  * How registry clients read: every request through the outbound guard, within the lookup's time and a size bound,
@@ -27,7 +28,9 @@ export interface RegistryCall {
   maxBytes: number;
 }
 
-export async function startCall(ecosystem: Ecosystem, ctx: SourceContext, limits: ClientLimits): Promise<RegistryCall> {
+/** A lookup's start: the name checked (it goes into URLs), the registry found. */
+export async function startCall(ecosystem: Ecosystem, name: string, ctx: SourceContext, limits: ClientLimits): Promise<RegistryCall> {
+  validPackageName(ecosystem, name);
   const found = await resolveEndpoint(ecosystem);
   if ('unavailable' in found) throw new PermanentError(found.unavailable, REGISTRY_NOT_CONFIGURED);
   return { ctx, endpoint: found.endpoint, call: { signal: ctx.signal, deadline: Date.now() + limits.timeoutMs }, maxBytes: limits.maxBytes };
@@ -44,6 +47,7 @@ export interface RegistryDocument {
 
 /** A registry document; null when the registry has none there (404, 410). */
 export async function getDocument(what: string, url: string, r: RegistryCall, accept: string): Promise<RegistryDocument | null> {
+  r.ctx.heartbeat(`reading ${what.replace(/^The /, 'the ')}`);
   const headers = { accept, 'user-agent': 'gristmill (documentation index)', ...headersFor(url, r.endpoint) };
   const res = await request(what, url, { headers }, r.call, { guard: r.ctx.guard });
   if (res.status === 404 || res.status === 410) {

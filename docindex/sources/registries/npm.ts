@@ -80,7 +80,7 @@ export function packageFromPackument(name: string, doc: Record<string, unknown>,
 }
 
 async function lookup(name: string, ctx: SourceContext, limits: ClientLimits): Promise<PackageInfo | null> {
-  const r = await startCall('npm', ctx, limits);
+  const r = await startCall('npm', name, ctx, limits);
   const what = `The npm registry's document of "${name}"`;
   const url = `${r.endpoint.url}${npmDocumentPath(name)}`;
   const doc = await getDocument(what, url, r, 'application/json');

@@ -137,7 +137,7 @@ function versionsOf(files: IndexFile[], project: string, repository: string | nu
 }
 
 async function lookup(name: string, ctx: SourceContext, limits: ClientLimits): Promise<PackageInfo | null> {
-  const r = await startCall('pypi', ctx, limits);
+  const r = await startCall('pypi', name, ctx, limits);
   const project = normalizePypiName(name);
   const what = `The PyPI index's page of "${project}"`;
   const doc = await getDocument(what, `${r.endpoint.url}${encodeURIComponent(project)}/`, r, 'application/vnd.pypi.simple.v1+json, text/html;q=0.1');

@@ -111,6 +111,13 @@ describe('cargo', () => {
     expect(git).toEqual({ unavailable: expect.stringMatching(/git index, which is not supported.*CARGO_REGISTRIES_CRATES_IO_INDEX/) });
   });
 
+  it('says when config.toml is not TOML', async () => {
+    const home = path.join(scratch, 'broken-cargo-home');
+    fs.mkdirSync(home, { recursive: true });
+    fs.writeFileSync(path.join(home, 'config.toml'), '[source.crates-io\n');
+    expect(await readCargoEndpoint({ ...base, CARGO_HOME: home })).toEqual({ unavailable: expect.stringMatching(/config\.toml is not valid TOML/) });
+  });
+
   it.skipIf(!has('cargo'))("asks cargo for its own default index, without reaching the network", async () => {
     // rustup's cargo finds its toolchain from the real home folder
     const found = await cargoDefaultIndex({ PATH: process.env.PATH, HOME: os.homedir() });
