@@ -176,7 +176,7 @@ export class FakeRegistries {
     return { PIP_INDEX_URL: u.href };
   }
 
-  /** A CARGO_HOME whose config.toml replaces crates.io with this sparse index. */
+  /** A CARGO_HOME whose config.toml replaces crates-io with this sparse index. */
   cargoHome(): string {
     const dir = this.tempDir('fake-cargo-home-');
     const toml = `[source.crates-io]\nreplace-with = "fake-mirror"\n\n[source.fake-mirror]\nregistry = "${this.cratesIndex}"\n`;

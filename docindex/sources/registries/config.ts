@@ -176,7 +176,7 @@ type Table = Record<string, unknown>;
 const table = (v: unknown): Table => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Table) : {});
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** crates.io's index as cargo's config.toml names it: `[source.crates-io] replace-with`, or `[registries.crates-io]`. */
+/** crates-io's index as cargo's config.toml names it: `[source.crates-io] replace-with`, or `[registries.crates-io]`. */
 export function indexFromCargoConfig(text: string): string | undefined {
   const config = parseToml(text) as Table;
   const sources = table(config.source);
@@ -207,7 +207,7 @@ async function cargoConfigIndex(env: Env): Promise<string | undefined> {
 }
 
 /**
- * cargo's built-in crates.io index, asked from cargo itself: it resolves a dependency of a throwaway project through
+ * cargo's built-in crates-io index, asked from cargo itself: it resolves a dependency of a throwaway project through
  * a proxy that drops every connection, and names the URL it could not download (`config.json` of a sparse index).
  * Nothing leaves the machine.
  */
@@ -232,7 +232,7 @@ export async function cargoDefaultIndex(env: Env): Promise<string | undefined> {
 
 const CARGO_HINT = 'name one in cargo\'s configuration: CARGO_REGISTRIES_CRATES_IO_INDEX, or `[source.crates-io] replace-with` in $CARGO_HOME/config.toml';
 
-/** cargo's crates.io index: CARGO_REGISTRIES_CRATES_IO_INDEX, $CARGO_HOME/config.toml, else cargo's default. Sparse only. */
+/** cargo's crates-io index: CARGO_REGISTRIES_CRATES_IO_INDEX, $CARGO_HOME/config.toml, else cargo's default. Sparse only. */
 export async function readCargoEndpoint(env: Env = process.env): Promise<EndpointResult> {
   let configured: string | undefined;
   try {
@@ -241,10 +241,10 @@ export async function readCargoEndpoint(env: Env = process.env): Promise<Endpoin
     return { unavailable: (err as Error).message };
   }
   const raw = configured ?? (await cargoDefaultIndex(env));
-  if (!raw) return { unavailable: `cargo's configuration names no crates.io index and cargo could not be asked for its default; ${CARGO_HINT}` };
-  if (!raw.startsWith('sparse+')) return { unavailable: `cargo's crates.io index is a git index, which is not supported: only sparse indexes (sparse+https://...) are; ${CARGO_HINT}` };
+  if (!raw) return { unavailable: `cargo's configuration names no crates-io index and cargo could not be asked for its default; ${CARGO_HINT}` };
+  if (!raw.startsWith('sparse+')) return { unavailable: `cargo's crates-io index is a git index, which is not supported: only sparse indexes (sparse+https://...) are; ${CARGO_HINT}` };
   const endpoint = httpEndpoint(raw.slice('sparse+'.length));
-  return endpoint ? { endpoint } : { unavailable: `cargo's crates.io index is not an http(s) URL; ${CARGO_HINT}` };
+  return endpoint ? { endpoint } : { unavailable: `cargo's crates-io index is not an http(s) URL; ${CARGO_HINT}` };
 }
 
 // ---- all ----------------------------------------------------------------------------------------------------------

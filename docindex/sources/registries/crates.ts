@@ -6,7 +6,7 @@ import { repositoryUrl } from './repository.js';
 import { latestVersion, SEMVER, sortVersions } from './versions.js';
 
 /**
- * A sparse cargo index (crates.io's, or a mirror named in cargo's configuration): `config.json` says where crates
+ * A sparse cargo index (cargo's default registry's, or a mirror named in cargo's configuration): `config.json` says where crates
  * are downloaded (`dl`) and where the web API is (`api`); a crate's entry is one JSON line per version. The index
  * does not know a crate's repository: the web API does when the index names one, else the crate's own Cargo.toml
  * does (`crateRepositoryFromManifest`, for the reader of the archive).

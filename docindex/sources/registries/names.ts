@@ -4,7 +4,7 @@ import type { Ecosystem } from '../types.js';
 /** Package names as each ecosystem allows them, checked before a name goes into a registry URL. */
 export const INVALID_PACKAGE_NAME = 'INVALID_PACKAGE_NAME';
 
-/** npm (validate-npm-package-name's rule; capitals for the old packages that have them), PEP 508, crates.io. */
+/** npm (validate-npm-package-name's rule; capitals for the old packages that have them), PEP 508, and cargo's default registry's (crates-io). */
 const NAME_RULES: Record<Ecosystem, { pattern: RegExp; max: number; says: string }> = {
   npm: {
     pattern: /^(?:@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/i,

@@ -126,6 +126,6 @@ describe('cargo', () => {
 
   it('without cargo and without configuration, the crates registry is not configured, and the message says how to name one', async () => {
     const found = await readCargoEndpoint({ PATH: scratch, HOME: scratch, CARGO_HOME: path.join(scratch, 'nothing') });
-    expect(found).toEqual({ unavailable: expect.stringMatching(/names no crates.io index.*CARGO_REGISTRIES_CRATES_IO_INDEX/) });
+    expect(found).toEqual({ unavailable: expect.stringMatching(/names no crates-io index.*CARGO_REGISTRIES_CRATES_IO_INDEX/) });
   });
 });
