@@ -220,7 +220,7 @@ export async function cargoDefaultIndex(env: Env): Promise<string | undefined> {
     const manifest = '[package]\nname = "probe"\nversion = "0.0.0"\nedition = "2021"\n[lib]\npath = "lib.rs"\n[dependencies]\nprobe-dependency = "1"\n';
     await fs.writeFile(path.join(dir, 'Cargo.toml'), manifest);
     await fs.writeFile(path.join(dir, 'lib.rs'), '');
-    const probeEnv = { ...env, CARGO_HOME: path.join(dir, 'home'), CARGO_HTTP_PROXY: `http://127.0.0.1:${port}`, CARGO_NET_RETRY: '0', CARGO_TERM_COLOR: 'never' };
+    const probeEnv = { ...env, CARGO_HOME: path.join(dir, 'home'), CARGO_HTTP_PROXY: `http://127.0.0.1:${port}`, CARGO_NET_RETRY: '0', CARGO_NET_OFFLINE: 'false', CARGO_TERM_COLOR: 'never' };
     const out = await run('cargo', ['generate-lockfile', '--manifest-path', path.join(dir, 'Cargo.toml')], probeEnv, dir);
     const m = /failed to download from `([^`]+?)config\.json`/.exec(out.stderr);
     return m ? `sparse+${m[1]}` : undefined;
