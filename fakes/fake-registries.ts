@@ -67,7 +67,7 @@ export interface RecordedRequest {
 
 const sha256 = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
 const repoUrl = (r: PublishMeta['repository']) => (typeof r === 'string' ? r : r?.url);
-export const pep503 = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-');
+const pep503 = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-');
 
 export class FakeRegistries {
   url = '';
