@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { AppError, type ErrorDetail } from '../core/errors.js';
+import { AppError, type ErrorDetail, UnavailableError } from '../core/errors.js';
 import { type Logger, logUnexpected } from '../core/log.js';
 import { redact } from '../core/redact.js';
 
@@ -103,6 +103,7 @@ export function errorHandler(log: Logger) {
       // A handler that meant to write the response itself (an event stream, MCP) failed before it did: answer for it.
       ctx.respond = true;
       ctx.status = e.status;
+      if (err instanceof UnavailableError && err.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(err.retryAfterSeconds));
       ctx.body = (ctx.state.formatError ?? defaultErrorBody)(e);
     }
   };

@@ -9,8 +9,9 @@ import { recipes } from './recipes.js';
 import { index } from './index.js';
 import { context } from './context.js';
 import { quality } from './quality.js';
+import { ondemand } from './ondemand.js';
 
-const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes, context, quality };
+const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes, context, quality, ondemand };
 
 const name = process.argv[2];
 if (!name || !benches[name]) {

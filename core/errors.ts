@@ -80,7 +80,12 @@ export class UnsupportedMediaTypeError extends AppError {
 /** A dependency (database, Temporal, a broadcaster) is not available right now: 503. */
 export class UnavailableError extends AppError {
   readonly status = 503;
-  constructor(message: string, code = 'SERVICE_UNAVAILABLE') {
+  constructor(
+    message: string,
+    code = 'SERVICE_UNAVAILABLE',
+    /** When to try again: the API sends it as Retry-After. */
+    readonly retryAfterSeconds?: number,
+  ) {
     super(message, code);
   }
 }

@@ -20,12 +20,30 @@ export interface EmbeddingsConfig {
   defaultModelPath: string | undefined;
 }
 
+/** Where libraries come from beyond repositories: registries, sites, and registering on a search's miss. */
+export interface SourcesConfig {
+  /** Look a name nobody registered up in the registries and index it (INDEX_ON_DEMAND). */
+  onDemand: boolean;
+  /** The registries looked up on demand, in order of preference (INDEX_ON_DEMAND_REGISTRIES). */
+  onDemandRegistries: ('npm' | 'pypi' | 'crates')[];
+  /** How long query-docs waits for a library being indexed before it answers INDEXING_IN_PROGRESS. */
+  onDemandWaitMs: number;
+  /** At most this many libraries registered on demand (a bound on what searches can make the index do). */
+  onDemandMaxLibraries: number;
+  /** The largest package archive downloaded, and the most its files may take once extracted. */
+  packageMaxBytes: number;
+  /** A site source reads at most this many pages. */
+  siteMaxPages: number;
+}
+
 /** The documentation index's settings, at the configuration's top level (and its `embeddings`). */
 export interface DocIndexConfig {
   /** How long an indexing step may go without progress (a heartbeat) before Temporal retries it on another worker. */
   indexingHeartbeatTimeoutMs: number;
   /** Embedding providers: where local models live and whether they may be downloaded. */
   embeddings: EmbeddingsConfig;
+  /** Packages, sites and on-demand registration. */
+  sources: SourcesConfig;
   /**
    * Folders under which local libraries may be registered, browsed and read (LOCAL_SOURCE_ROOTS); by default the home
    * folder of the user running Gristmill. Never empty: `/` is how to allow everywhere. See docindex/local-folders.ts.
@@ -56,7 +74,14 @@ const sourceRoots = parser('absolute folders, `:`-separated (`;` on Windows)', (
 
 const MB = 1024 * 1024;
 
-const ROWS: Omit<SectionRows<DocIndexConfig>, 'embeddings'> & { embeddings: SectionRows<EmbeddingsConfig> } = {
+/** INDEX_ON_DEMAND_REGISTRIES: known registries only, each once. */
+const registryList = parser('registries, comma-separated, of `npm`, `pypi`, `crates`', (raw, name) => {
+  const list = raw.split(',').map((r) => r.trim().toLowerCase()).filter(Boolean);
+  for (const r of list) if (r !== 'npm' && r !== 'pypi' && r !== 'crates') throw new ConfigError(`${name}: "${r}" is not npm, pypi or crates`);
+  return [...new Set(list)] as SourcesConfig['onDemandRegistries'];
+});
+
+const ROWS: Omit<SectionRows<DocIndexConfig>, 'embeddings' | 'sources'> & { embeddings: SectionRows<EmbeddingsConfig>; sources: SectionRows<SourcesConfig> } = {
   indexingHeartbeatTimeoutMs: {
     variable: 'INDEXING_HEARTBEAT_TIMEOUT_MS', section: 'docindex', parse: int(1000, 3_600_000), default: '45000',
     meaning: "how long the crawl may go without progress (git's, files parsed) before it is stopped and retried, on another worker if this one died",
@@ -83,6 +108,34 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, 'embeddings'> & { embeddings: Sect
       'how many matches keyword search reads and ranks: each word of a query its share (this divided by the number of words). A word held by at ' +
       "least its share of the library's snippets (known from statistics each indexing run stores) is read to its share through the library's own " +
       'index, which bounds the cost of very common words (docindex/search/keyword.ts; see [ranking.md](ranking.md))',
+  },
+  sources: {
+    onDemand: {
+      variable: 'INDEX_ON_DEMAND', section: 'sources', parse: bool(), default: 'true',
+      meaning:
+        'when a library search finds nothing, look the name up in the registries, register the best match and index it (`false` for an ' +
+        'air-gapped install; see docs/documentation-index.md, "On demand")',
+    },
+    onDemandRegistries: {
+      variable: 'INDEX_ON_DEMAND_REGISTRIES', section: 'sources', parse: registryList, default: 'npm,pypi,crates',
+      meaning: "the registries looked up on demand, in order of preference; each is reached through its own client's configuration",
+    },
+    onDemandWaitMs: {
+      variable: 'INDEX_ON_DEMAND_WAIT_MS', section: 'sources', parse: int(0, 300_000), default: '30000',
+      meaning: 'how long `query-docs` (MCP) and `/api/v2/context` wait for a library being indexed before answering that it is still indexing',
+    },
+    onDemandMaxLibraries: {
+      variable: 'INDEX_ON_DEMAND_MAX_LIBRARIES', section: 'sources', parse: int(0, 1_000_000), default: '500',
+      meaning: 'at most this many libraries registered on demand; beyond it a miss is only a miss',
+    },
+    packageMaxBytes: {
+      variable: 'PACKAGE_MAX_MB', section: 'sources', parse: refine(int(1, 100_000), (mb) => mb * MB), default: '200',
+      meaning: 'the largest package archive downloaded, and the most its files may take extracted (MB)',
+    },
+    siteMaxPages: {
+      variable: 'SITE_MAX_PAGES', section: 'sources', parse: int(1, 1_000_000), default: '2000',
+      meaning: 'the most pages a documentation site source reads',
+    },
   },
   embeddings: {
     cacheDir: {
@@ -114,6 +167,7 @@ export const docIndexConfiguration: ConfigSection = {
     docindex: { title: 'Documentation index', about: 'Indexing libraries (docindex/).' },
     search: { title: 'Search', about: 'Keyword and semantic search over indexed libraries (docindex/search/).' },
     embeddings: { title: 'Embeddings', about: 'Local embedding models for semantic search (docindex/embeddings/).' },
+    sources: { title: 'Sources', about: 'Packages of a registry and documentation sites as libraries, and registering them on demand (docindex/sources/).' },
   },
   table: ROWS,
 };

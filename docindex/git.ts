@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { formatIp, parseIp } from '../core/ip.js';
 import { redact } from '../core/redact.js';
@@ -124,6 +125,20 @@ export async function shallowClone(
   const args = ['--depth', '1', '--single-branch', '--no-tags', ...(a.ref ? ['--branch', a.ref] : [])];
   // --progress: git prints progress only to a terminal unless asked, and the progress is the crawl's heartbeat.
   await run(a.token, () => git(undefined, r.env, a.signal, a.onProgress).raw(['clone', '--progress', ...args, '--', r.url, target]));
+}
+
+/**
+ * One commit of a remote, shallow, in `target` (a package's version published from it: npm's gitHead). Hosts serve
+ * a commit by its id when it is reachable from a ref (git's protocol v2 does by default).
+ */
+export async function shallowFetch(url: string, target: string, commit: string, a: RemoteAccess & { onProgress?: (what: string) => void }): Promise<void> {
+  if (!/^[0-9a-f]{40}$/.test(commit)) throw new GitError(`${commit} is not a commit id`);
+  const r = await reach(url, a);
+  await fs.mkdir(target, { recursive: true });
+  const g = () => git(target, r.env, a.signal, a.onProgress);
+  await run(a.token, () => g().raw(['init', '--quiet']));
+  await run(a.token, () => g().raw(['fetch', '--progress', '--depth', '1', '--no-tags', '--', r.url, commit]));
+  await run(a.token, () => g().raw(['checkout', '--quiet', '--detach', 'FETCH_HEAD']));
 }
 
 /**

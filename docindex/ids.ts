@@ -95,11 +95,31 @@ export function versionIdOf(libraryId: string, tag: string): string {
   return `${libraryId}/${tag}`;
 }
 
-/** `/owner/repo` or `/owner/repo/<version>`; undefined when it is neither. */
+/**
+ * `/owner/repo` or `/owner/repo/<version>`; undefined when it is neither. A scoped npm package is the one id of
+ * three segments: `/npm/@scope/name[/<version>]`.
+ */
 export function parseLibraryRef(ref: string): { libraryId: string; version: string | undefined } | undefined {
-  const m = /^\/([^/\s]+)\/([^/\s]+)(?:\/(\S+))?$/.exec(ref.trim());
-  if (!m) return undefined;
+  const m = /^\/([^/\s]+)\/(@[^/\s]+\/[^/\s]+|[^/\s]+)(?:\/(\S+))?$/.exec(ref.trim());
+  if (!m || (m[2]!.startsWith('@') && m[1] !== 'npm')) return undefined;
   return { libraryId: `/${m[1]}/${m[2]}`, version: m[3] };
+}
+
+/** A package's library id: `/npm/<name>` (`/npm/@scope/name`), `/pypi/<name>`, `/crates/<name>`. */
+export const libraryIdOfPackage = (ecosystem: string, name: string): string => `/${ecosystem}/${name}`;
+
+/**
+ * A site's library id, `/websites/<host and path>` with `.` and `/` as `_` (how Context7 names sites): the start URL
+ * `https://docs.example.com/guide/` is `/websites/docs_example_com_guide`.
+ */
+export function libraryIdOfSite(startUrl: string): string {
+  const u = new URL(startUrl);
+  const slug = `${u.hostname}${u.port ? `_${u.port}` : ''}${u.pathname}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 120);
+  return `/websites/${slug}`;
 }
 
 /** A tag is a git ref name: no spaces, no `..`, no control characters, not starting with `-`. */

@@ -15,11 +15,11 @@ import type { ExtraEvent, JobPatch } from '../jobs/store.js';
 import { removeWorkFolder } from '../jobs/work-folders.js';
 import { Library, LibraryVersion } from './entities/library.js';
 import { LibraryDocument, Snippet } from './entities/snippet.js';
-import { remoteAccess } from './service.js';
-import { checkoutLocalTag, headCommit, isRepository, localTags, remoteTags, shallowClone } from './git.js';
+import { remoteAccess } from './remote-access.js';
+import { localTags, remoteTags } from './git.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { versionIdOf } from './ids.js';
-import { LocalFolders } from './local-folders.js';
+import { checkoutSource } from './sources/index.js';
 import { indexDetail, type IndexJobDetail } from './kind.js';
 import { refreshTermStatistics } from './search/keyword.js';
 
@@ -62,6 +62,10 @@ export interface CrawlResult {
   rules: string[];
   previousVersions: PreviousVersion[];
   warnings: string[];
+  /** A package's version that was read (its library's latest, for the default scope). */
+  packageVersion?: string;
+  /** What the source counted (a site's pages fetched and not modified, a package's archive files). */
+  sourceCounts?: Record<string, number>;
 }
 
 /** Files larger than this are not documentation anyone reads; they are skipped. */
@@ -162,34 +166,6 @@ function progressEvent(job: Job): ExtraEvent {
 /** The one place a stage's progress is written: the job row (stage, progress, file counts) and a `progress` event. */
 async function setStage(deps: ActivityDeps, input: IndexStep, patch: StagePatch, counts: Counts = {}): Promise<void> {
   await asOwner(deps, input, (job) => ({ ...patch, detail: withCounts(indexDetail(job), counts) }), { extra: (job) => [progressEvent(job)] });
-}
-
-/** Puts the files to index in a folder: the local folder itself, a private copy at a tag, or a shallow clone. */
-async function checkout(
-  deps: ActivityDeps,
-  lib: Library,
-  version: LibraryVersion | null,
-  workdir: string,
-  ctx: StepContext,
-): Promise<{ root: string; commit: string | null; skip?: string[] }> {
-  // git's own progress (objects received, files checked out) is the crawl's progress meanwhile.
-  const onProgress = (what: string) => ctx.heartbeat({ stage: 'crawling', git: what } satisfies CrawlProgress & { git: string });
-  if (lib.source === 'local') {
-    // Checked again on every run: the folder may have become a symlink, or LOCAL_SOURCE_ROOTS narrower, since.
-    const folders = new LocalFolders(deps.config);
-    const folder = await folders.resolve(lib.sourceUrl).catch((err: Error) => {
-      throw new PermanentError(`The library's folder cannot be read: ${err.message}`);
-    });
-    if (!version) return { root: folder, commit: (await isRepository(folder)) ? await headCommit(folder) : null, skip: await folders.excludedBelow() };
-    await checkoutLocalTag(folder, version.tag, workdir, ctx.signal, onProgress);
-    return { root: workdir, commit: await headCommit(workdir) };
-  }
-  if (version) {
-    const tags = await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib, ctx.signal));
-    if (!tags.has(version.tag)) throw new PermanentError(`Tag ${version.tag} does not exist in ${lib.sourceUrl}`);
-  }
-  await shallowClone(lib.sourceUrl, workdir, { ...remoteAccess(deps.config, lib, ctx.signal), ref: version?.tag ?? lib.branch, onProgress });
-  return { root: workdir, commit: await headCommit(workdir) };
 }
 
 async function readConfig(root: string): Promise<{ config: RepoConfig; warnings: string[] }> {
@@ -407,11 +383,12 @@ async function stageDeleted(s: CrawlScope, seen: ReadonlySet<string>): Promise<v
 
 /**
  * The config's previousVersions that can be registered: only tags that exist, since a missing one would fail every
- * re-index (the others become a warning). Only the default branch has them, whose root is the local folder as
- * resolved and checked by `checkout`.
+ * re-index (the others become a warning). Only a repository's default branch has them, whose root is the local folder
+ * as resolved and checked by `checkoutRepository`.
  */
 async function existingPreviousVersions(deps: ActivityDeps, lib: Library, version: LibraryVersion | null, s: CrawlScope, warnings: string[], signal: AbortSignal) {
-  const wanted = version ? [] : s.config.previousVersions;
+  // A package's or site's versions come from its registry (docindex/refresh/), not from a repository's config.
+  const wanted = version || (lib.source !== 'local' && lib.source !== 'git-host') ? [] : s.config.previousVersions;
   if (!wanted.length) return wanted;
   const existing = lib.source === 'local' ? new Set((await localTags(s.root)).map((t) => t.tag)) : new Set((await remoteTags(lib.sourceUrl, remoteAccess(deps.config, lib, signal))).keys());
   const missing = wanted.filter((v) => !existing.has(v.tag));
@@ -435,6 +412,14 @@ async function resumeFrom(deps: ActivityDeps, em: EntityManager, input: IndexSte
   return staged;
 }
 
+/** What the job says while its source is read. */
+function crawlingDetail(lib: Library): string {
+  if (lib.source === 'local') return `reading ${lib.sourceUrl}`;
+  if (lib.source === 'website') return `reading the site ${lib.sourceUrl}`;
+  if (lib.source === 'git-host') return 'fetching the repository';
+  return `fetching the ${lib.source} package ${lib.sourceUrl}`;
+}
+
 /**
  * Stages crawl and parse. Changed and new files are parsed into `staged_document`; deleted files are staged with
  * no content; unchanged files (same checksum as stored) are not read twice. Nothing a reader sees changes here.
@@ -448,9 +433,16 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
   const staging = new Staging(deps, input, await resumeFrom(deps, em, input, ctx));
   const report = crawlReporter(deps, input, ctx);
   try {
-    await report({ stage: 'crawling', progress: 2, stageDetail: lib.source === 'local' && !version ? `reading ${lib.sourceUrl}` : 'fetching the repository' }, undefined, true);
-    const { root, commit, skip } = await checkout(deps, lib, version, workdir, ctx);
+    await report({ stage: 'crawling', progress: 2, stageDetail: crawlingDetail(lib) }, undefined, true);
+    const source = await checkoutSource(deps, lib, version, workdir, {
+      signal: ctx.signal,
+      // git's own progress (objects received, files checked out), or the pages and bytes read, is the crawl's progress meanwhile.
+      onProgress: (what) => ctx.heartbeat({ stage: 'crawling', git: what } satisfies CrawlProgress & { git: string }),
+      heartbeat: (what) => ctx.heartbeat({ stage: 'crawling', source: what } satisfies CrawlProgress & { source: string }),
+    });
+    const { root, commit, skip } = source;
     const { config, warnings } = await readConfig(root);
+    warnings.unshift(...source.warnings);
     const files = selectFiles(await walk(root, ctx.signal, () => ctx.heartbeat({ stage: 'crawling' } satisfies CrawlProgress), skip), config).included;
     const tally = new CrawlTally(files.length);
     const s: CrawlScope = { root, config, stored: await storedChecksums(em, lib, version), staging, tally, report };
@@ -461,7 +453,11 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     warnings.push(...s.tally.skippedWarnings());
     const previousVersions = await existingPreviousVersions(deps, lib, version, s, warnings, ctx.signal);
     await report({ progress: 70, stageDetail: tally.summary(warnings) }, { totalFiles: tally.indexed, processed: files.length }, true);
-    return { totalFiles: tally.indexed, changedFiles: tally.changed, deletedFiles: tally.deleted, unchangedFiles: tally.unchanged, commit, rules: config.rules, previousVersions, warnings };
+    return {
+      totalFiles: tally.indexed, changedFiles: tally.changed, deletedFiles: tally.deleted, unchangedFiles: tally.unchanged, commit, rules: config.rules, previousVersions, warnings,
+      ...(source.packageVersion && { packageVersion: source.packageVersion }),
+      ...(source.counts && { sourceCounts: source.counts }),
+    };
   } finally {
     await removeWorkFolder(workdir);
   }
@@ -644,7 +640,10 @@ export async function updateStatistics(deps: ActivityDeps, input: IndexStep, cra
     await em.nativeUpdate(
       Library,
       { id: lib.id },
-      { totalSnippets: total, trustScore: Math.round(trust * 10) / 10, lastIndexedAt: now, lastCommit: crawl.commit, updatedAt: now },
+      {
+        totalSnippets: total, trustScore: Math.round(trust * 10) / 10, lastIndexedAt: now, lastCommit: crawl.commit, updatedAt: now,
+        ...(crawl.packageVersion && { latestVersion: crawl.packageVersion }),
+      },
     );
   }
   return { totalSnippets: total };

@@ -11,6 +11,7 @@ import libraryUpdate from './schemas/library.update.schema.json' with { type: 'j
 import versionCreate from './schemas/version.create.schema.json' with { type: 'json' };
 import contextQuery from './schemas/context.query.schema.json' with { type: 'json' };
 import libsSearchQuery from './schemas/libs-search.query.schema.json' with { type: 'json' };
+import lockfile from './schemas/lockfile.schema.json' with { type: 'json' };
 
 /** The JSON Schemas of the documentation index's routes, named for validation and the OpenAPI document (api/routes.ts). */
 export const docindexSchemas = {
@@ -26,4 +27,5 @@ export const docindexSchemas = {
   versionCreate: versionCreate as SchemaObject,
   contextQuery: contextQuery as SchemaObject,
   libsSearchQuery: libsSearchQuery as SchemaObject,
+  lockfile: lockfile as SchemaObject,
 };

@@ -13,10 +13,14 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
 import { launchJob } from '../jobs/launch.js';
 import type { JobStore } from '../jobs/store.js';
 import { asValidationError, isAddressRefusal, outboundGuard, refused } from '../outbound/guard.js';
-import { type GitError, isRepository, localTags, originUrl, probeRemote, type RemoteAccess, remoteTags } from './git.js';
+import { type GitError, isRepository, localTags, originUrl, probeRemote, remoteTags } from './git.js';
+import { remoteAccess } from './remote-access.js';
 import { LocalFolders } from './local-folders.js';
 import { isGitRemoteUrl, isValidTag, libraryIdFromFolder, libraryIdFromRemote, versionIdOf } from './ids.js';
 import { type IndexJobDetail, serializeIndexJob } from './kind.js';
+import { isPackageSource, lookupContext } from './sources/index.js';
+import { describePackage } from './sources/packages.js';
+import { describePackageSource, describeSiteSource, type SourceDescription } from './sources/register.js';
 
 export interface IndexDeps {
   config: Config;
@@ -40,6 +44,11 @@ export function serializeLibrary(lib: Library) {
     totalSnippets: lib.totalSnippets,
     trustScore: lib.trustScore,
     lastIndexedAt: lib.lastIndexedAt?.toISOString() ?? null,
+    repositoryUrl: lib.repositoryUrl ?? null,
+    latestVersion: lib.latestVersion ?? null,
+    refreshEvery: lib.refreshEvery ?? null,
+    versionPolicy: lib.versionPolicy ?? null,
+    onDemand: lib.onDemand,
     hasGitHostToken: lib.gitHostToken != null,
     createdAt: lib.createdAt.toISOString(),
     updatedAt: lib.updatedAt.toISOString(),
@@ -58,15 +67,6 @@ export function serializeVersion(v: LibraryVersion) {
     indexedAt: v.indexedAt?.toISOString() ?? null,
     createdAt: v.createdAt.toISOString(),
   };
-}
-
-/**
- * How git reaches a library's remote: through the outbound guard, with its token opened for the command about to
- * run (docindex/git.ts).
- */
-export function remoteAccess(config: Config, lib: Pick<Library, 'id' | 'gitHostToken'>, signal?: AbortSignal): RemoteAccess {
-  const token = lib.gitHostToken ? secretBox(config).open(lib.gitHostToken, gitHostTokenContext(lib.id)) : null;
-  return { guard: outboundGuard(config), token, ...(signal && { signal }) };
 }
 
 /** A token as stored: sealed for its library (core/secrets.ts). */
@@ -136,17 +136,21 @@ async function checkLocalFolder(config: Config, sourceUrl: string): Promise<stri
 
 export interface NewLibrary {
   source: LibrarySource;
+  /** A repository's URL or folder, a package's name, or a site's start URL. */
   sourceUrl: string;
   title?: string;
   description?: string;
   branch?: string;
   gitHostToken?: string;
   autoIndex?: boolean;
+  /** Registered by a search that found nothing (docindex/on-demand.ts). */
+  onDemand?: boolean;
 }
 
-export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
-  let id: string | undefined;
+/** A repository's id and checked URL or folder (the remote answers; the folder may be read). */
+async function describeRepository(deps: IndexDeps, input: NewLibrary): Promise<SourceDescription> {
   let sourceUrl = input.sourceUrl.trim();
+  let id: string | undefined;
   if (input.source === 'git-host') {
     if (!isGitRemoteUrl(sourceUrl)) {
       throw new ValidationError(
@@ -167,16 +171,31 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
     sourceUrl = await checkLocalFolder(deps.config, sourceUrl);
     id = libraryIdFromFolder(sourceUrl, (await isRepository(sourceUrl)) ? await originUrl(sourceUrl) : undefined);
   }
+  return { id, sourceUrl, title: id.split('/').pop()!, description: null, repositoryUrl: null };
+}
+
+/** Where a new library's files will come from, checked: the one switch on the source when registering. */
+function describeSource(deps: IndexDeps, input: NewLibrary): Promise<SourceDescription> {
+  if (input.gitHostToken && input.source !== 'git-host') throw new ValidationError('Only git-host libraries take a gitHostToken', 'VALIDATION_ERROR');
+  if (isPackageSource(input.source)) return describePackageSource(deps.config, deps.log, input.source, input.sourceUrl);
+  if (input.source === 'website') return describeSiteSource(deps.config, deps.log, input.sourceUrl);
+  return describeRepository(deps, input);
+}
+
+export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
+  const { id, sourceUrl, ...described } = await describeSource(deps, input);
 
   const e = em(deps);
   if (await e.findOne(Library, { id })) throw new ConflictError(`Library ${id} already exists`, 'LIBRARY_EXISTS');
   const now = new Date();
   const lib = e.create(Library, {
     id,
-    title: input.title?.trim() || id.split('/').pop()!,
-    description: input.description?.trim() || null,
+    title: input.title?.trim() || described.title,
+    description: input.description?.trim() || described.description,
     source: input.source,
     sourceUrl,
+    repositoryUrl: described.repositoryUrl,
+    onDemand: input.onDemand ?? false,
     branch: input.branch?.trim() || null,
     gitHostToken: sealToken(deps, id, input.gitHostToken),
     state: 'pending',
@@ -321,7 +340,11 @@ export async function addVersion(deps: IndexDeps, id: string, input: { tag: stri
     throw new ConflictError(`Version ${tag} of ${id} already exists`, 'VERSION_EXISTS');
   }
   let commitHash: string | null = null;
-  if (lib.source === 'git-host') {
+  if (lib.source === 'website') {
+    throw new ValidationError('A website has no versions: its pages are read as they are now', 'VERSIONS_NOT_SUPPORTED');
+  } else if (isPackageSource(lib.source)) {
+    await checkPackageVersion(deps, lib, tag);
+  } else if (lib.source === 'git-host') {
     // A git-host tag is checked against the host's tag list before indexing.
     let tags: Map<string, string>;
     try {
@@ -350,6 +373,16 @@ export async function addVersion(deps: IndexDeps, id: string, input: { tag: stri
   await e.flush();
   const job = input.autoIndex === false ? null : (await enqueueIndex(deps, lib, version)).job;
   return { version: serializeVersion(version), job };
+}
+
+/** A package's version exists in its registry (400 VERSION_NOT_FOUND when not; a yanked one may still be indexed). */
+async function checkPackageVersion(deps: IndexDeps, lib: Library, tag: string): Promise<void> {
+  const ctx = lookupContext(deps.config, deps.log, AbortSignal.timeout(15_000));
+  const info = await describePackage(lib, ctx).catch((err: unknown) => {
+    if (isAddressRefusal(err)) throw asValidationError(refused(`The ${lib.source} registry`, err));
+    throw new ValidationError(`The ${lib.source} registry cannot be read: ${(err as Error).message}`, 'REGISTRY_UNREACHABLE');
+  });
+  if (!info.versions.some((v) => v.version === tag)) throw new ValidationError(`The ${lib.source} registry has no version ${tag} of ${info.name}`, 'VERSION_NOT_FOUND');
 }
 
 export async function deleteVersion(deps: IndexDeps, id: string, tag: string) {

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { contextJson, contextParams, contextText, retrieveContext } from '../search/context.js';
 import { Context7Error, context7ErrorBody, context7Json, context7LibraryId, context7Text, searchLibraries, toContext7Error } from '../search/context7.js';
 import { createMcpServer } from '../search/mcp.js';
+import { onDemand } from '../on-demand.js';
 import { apiSchemas } from '../../schemas/index.js';
 import { docindexSchemas } from '../schemas.js';
 import type { RouteFactory } from '../../api/deps.js';
@@ -15,6 +16,8 @@ import type { RouteSpec } from '../../api/routes.js';
  */
 export const contextRoutes: RouteFactory = (deps) => {
   const tags = ['documentation index'];
+  // Searches and queries of assistants may register what nobody registered (docindex/on-demand.ts).
+  const retrieval = { ...deps, onDemand: onDemand(deps) };
   const q = (ctx: Context) => ({ ...ctx.query }) as Record<string, unknown>;
   const libsSearch = async (ctx: Context) => {
     const raw = q(ctx);
@@ -22,12 +25,12 @@ export const contextRoutes: RouteFactory = (deps) => {
     const libraryName = s(raw.libraryName);
     const query = s(raw.query);
     if (!libraryName.trim() && !query.trim()) throw new Context7Error(400, 'validation_error', 'libraryName (or query) is required');
-    ctx.body = await searchLibraries(deps, libraryName, query);
+    ctx.body = await searchLibraries(retrieval, libraryName, query);
   };
   // API_KEY covers /mcp too (api/auth.ts).
   const mcp = async (ctx: Context) => {
     // Stateless: one server and transport per request; the transport writes the response itself.
-    const server = createMcpServer(deps);
+    const server = createMcpServer(retrieval);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     ctx.respond = false;
     ctx.res.on('close', () => {
@@ -81,7 +84,7 @@ export const contextRoutes: RouteFactory = (deps) => {
       },
       handler: async (ctx: Context) => {
         const p = contextParams(q(ctx));
-        const result = await retrieveContext(deps, p);
+        const result = await retrieveContext(retrieval, p);
         if (p.type === 'txt') {
           ctx.type = 'text/plain; charset=utf-8';
           ctx.body = contextText(result);
@@ -129,7 +132,7 @@ export const contextRoutes: RouteFactory = (deps) => {
           if (!p.libraryId.trim()) throw new Context7Error(400, 'validation_error', 'libraryId is required');
           if (!p.query.trim()) throw new Context7Error(400, 'validation_error', 'query is required');
           p.libraryId = context7LibraryId(p.libraryId);
-          const result = await retrieveContext(deps, p);
+          const result = await retrieveContext(retrieval, p, { waitMs: deps.config.sources.onDemandWaitMs });
           if (!result.resultCount) throw new Context7Error(404, 'no_snippets_found', `No snippets of ${result.repository.id} match "${p.query}"`);
           if (p.type === 'txt') {
             ctx.type = 'text/plain; charset=utf-8';

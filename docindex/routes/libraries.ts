@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { LibraryState } from '../entities/library.js';
 import * as service from '../service.js';
+import { librariesFromLockfile } from '../from-lockfile.js';
 import { apiSchemas } from '../../schemas/index.js';
 import { docindexSchemas } from '../schemas.js';
 import type { RouteFactory } from '../../api/deps.js';
@@ -36,6 +37,25 @@ export const libraryRoutes: RouteFactory = (deps) => {
       handler: async (ctx: Context) => {
         ctx.status = 201;
         ctx.body = await service.createLibrary(deps, body(ctx));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/libs/from-lockfile',
+      summary: "Register and index the exact versions of a project's direct dependencies, from its lockfile or manifest",
+      description:
+        'package-lock.json, pnpm-lock.yaml, yarn.lock, package.json, requirements.txt, poetry.lock, uv.lock, pyproject.toml, Cargo.lock, Cargo.toml. ' +
+        'Each direct dependency is answered `ready` (indexed), `queued` (being indexed) or `unknown` (its registry has no such package or version), ' +
+        'with the libraryId to query. 400 LOCKFILE_UNSUPPORTED / LOCKFILE_INVALID, 413 LOCKFILE_TOO_LARGE.',
+      tags,
+      body: docindexSchemas.lockfile,
+      bodyLimitBytes: 12 * 1024 * 1024,
+      responses: {
+        200: { description: '`{format, ecosystem, dependencies: [{name, version, libraryId, status, reason?}], summary, warnings}`' },
+        400: { description: 'LOCKFILE_UNSUPPORTED, LOCKFILE_INVALID', schema: apiSchemas.error },
+      },
+      handler: async (ctx: Context) => {
+        ctx.body = await librariesFromLockfile(deps, body(ctx));
       },
     },
     {

@@ -2,11 +2,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../core/config.js';
 import { NotFoundError, UnavailableError, ValidationError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { type Library, LibraryVersion } from '../entities/library.js';
+import { type Library, Library as LibraryEntity, LibraryVersion } from '../entities/library.js';
 import { LibraryRules } from '../entities/snippet.js';
 import type { Orm } from '../../db/orm.js';
 import { findLibrary } from '../service.js';
 import { parseLibraryRef } from '../ids.js';
+import type { OnDemand } from '../on-demand.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { loadSnippets, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
 
@@ -19,6 +20,13 @@ export interface RetrievalDeps {
   config: Config;
   orm: Orm;
   log: Logger;
+  /** Registering what nobody registered (docindex/on-demand.ts); absent where jobs cannot be started (stdio MCP). */
+  onDemand?: OnDemand;
+}
+
+/** How long a query waits for a library being indexed (the assistants' paths: MCP and Context7's v2). */
+export interface RetrievalOptions {
+  waitMs?: number;
 }
 
 export const DEFAULT_TOKENS = 10_000;
@@ -79,7 +87,7 @@ export interface ContextResult {
   resultCount: number;
   rules: string[];
   searchMode: UsedSearchMode;
-  repository: { id: string; title: string; source: string; sourceUrl: string; branch: string | null };
+  repository: { id: string; title: string; source: string; sourceUrl: string; branch: string | null; indexedVersion: string | null; indexedAt: string | null };
   localSource: boolean;
   version: { requested: string; resolved: string; id: string } | null;
   /** Version id -> tag, for the versions of the returned snippets. */
@@ -119,20 +127,60 @@ export function applyBudget<T extends { tokenCount: number }>(snippets: T[], bud
   return out;
 }
 
-export async function retrieveContext(deps: RetrievalDeps, p: ContextParams): Promise<ContextResult> {
+/** The library and version a reference names; on demand, one a registry has is registered and starts indexing. */
+async function referenced(deps: RetrievalDeps, em: EntityManager, ref: { libraryId: string; version: string | undefined }) {
+  let lib = await em.findOne(LibraryEntity, { id: ref.libraryId });
+  if (!lib && deps.onDemand && (await deps.onDemand.reference(ref.libraryId, undefined))) lib = await em.findOne(LibraryEntity, { id: ref.libraryId });
+  if (!lib) lib = await findLibrary(em, ref.libraryId); // 404 LIBRARY_NOT_FOUND
+  if (ref.version === undefined) return { lib, version: null };
+  try {
+    return { lib, version: await resolveVersion(em, lib.id, ref.version) };
+  } catch (err) {
+    if (!(err instanceof NotFoundError) || !deps.onDemand || !(await deps.onDemand.reference(lib.id, ref.version))) throw err;
+    return { lib, version: await resolveVersion(em.fork(), lib.id, ref.version) };
+  }
+}
+
+const isIndexing = (state: string) => state === 'pending' || state === 'indexing';
+
+/**
+ * Waits up to `waitMs` for a scope being indexed to be ready; then answers 503 INDEXING_IN_PROGRESS with the job's
+ * progress in words an assistant can relay, and when to try again.
+ */
+async function untilIndexed(em: EntityManager, lib: Library, version: LibraryVersion | null, waitMs: number): Promise<{ lib: Library; version: LibraryVersion | null }> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const state = version ? version.state : lib.state;
+    if (!isIndexing(state)) return { lib, version };
+    const left = deadline - Date.now();
+    if (left <= 0) throw await stillIndexing(em, lib, version);
+    await new Promise((r) => setTimeout(r, Math.min(500, left)));
+    const fresh = em.fork();
+    lib = (await fresh.findOne(LibraryEntity, { id: lib.id })) ?? lib;
+    version = version ? ((await fresh.findOne(LibraryVersion, { id: version.id })) ?? version) : null;
+  }
+}
+
+async function stillIndexing(em: EntityManager, lib: Library, version: LibraryVersion | null): Promise<UnavailableError> {
+  const [job] = (await em.fork().execute(
+    `select stage, progress, stage_detail from job where kind = 'index' and completed_at is null
+       and detail->>'repositoryId' = ? and coalesce(detail->>'versionId', '') = ? order by created_at desc limit 1`,
+    [lib.id, version?.id ?? ''],
+  )) as { stage: string | null; progress: number | null; stage_detail: string | null }[];
+  const what = version?.id ?? lib.id;
+  const where = job ? ` (${[job.stage ?? 'queued', job.stage_detail, job.progress != null ? `${job.progress}% done` : null].filter(Boolean).join(', ')})` : '';
+  const retry = job && (job.progress ?? 0) > 0 ? 10 : 20;
+  return new UnavailableError(`${what} is being indexed${where}; try again in about ${retry} seconds`, 'INDEXING_IN_PROGRESS', retry);
+}
+
+export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: RetrievalOptions = {}): Promise<ContextResult> {
   if (!p.libraryId.trim()) throw new ValidationError('libraryId is required', 'MISSING_PARAMETER');
   if (!p.query.trim()) throw new ValidationError('query is required', 'MISSING_PARAMETER');
   const ref = parseLibraryRef(p.libraryId);
   if (!ref) throw new ValidationError(`libraryId "${p.libraryId}" is not /owner/repo or /owner/repo/version`, 'MISSING_PARAMETER');
   const em = deps.orm.em.fork();
-  const lib = await findLibrary(em, ref.libraryId);
-  if (lib.state === 'pending' || lib.state === 'indexing') {
-    throw new UnavailableError(`${lib.id} is being indexed; try again when its indexing job has finished`, 'INDEXING_IN_PROGRESS');
-  }
-  const version = ref.version === undefined ? null : await resolveVersion(em, lib.id, ref.version);
-  if (version && (version.state === 'pending' || version.state === 'indexing')) {
-    throw new UnavailableError(`${version.id} is being indexed; try again when its indexing job has finished`, 'INDEXING_IN_PROGRESS');
-  }
+  const target = await referenced(deps, em, ref);
+  const { lib, version } = await untilIndexed(em, target.lib, target.version, o.waitMs ?? 0);
   const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
   const stamp = String((version ? version.indexedAt : lib.lastIndexedAt)?.getTime() ?? 0);
   const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp });
@@ -147,7 +195,12 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams): Pr
     resultCount: snippets.length,
     rules: rulesRow?.rules ?? [],
     searchMode: found.mode,
-    repository: { id: lib.id, title: lib.title, source: lib.source, sourceUrl: lib.sourceUrl, branch: lib.branch ?? null },
+    repository: {
+      id: lib.id, title: lib.title, source: lib.source, sourceUrl: lib.sourceUrl, branch: lib.branch ?? null,
+      // Which version of the source the answer comes from, and when it was read.
+      indexedVersion: version?.tag ?? lib.latestVersion ?? lib.lastCommit?.slice(0, 12) ?? null,
+      indexedAt: (version ? version.indexedAt : lib.lastIndexedAt)?.toISOString() ?? null,
+    },
     localSource: lib.source === 'local',
     version: version ? { requested: ref.version!, resolved: version.tag, id: version.id } : null,
     versionTags,
@@ -180,6 +233,10 @@ export function contextJson(r: ContextResult) {
   };
 }
 
+/** Which version of the library an answer comes from, and when it was indexed. */
+export const indexedLine = (r: ContextResult): string =>
+  `Indexed: ${r.repository.indexedVersion ? `${r.repository.indexedVersion}, ` : ''}${r.repository.indexedAt?.slice(0, 16).replace('T', ' ')} UTC`;
+
 /** GET /api/v1/context's text: rules first, then `## Context Results`, then the repository and the count. */
 export function contextText(r: ContextResult): string {
   const parts: string[] = [];
@@ -194,6 +251,7 @@ export function contextText(r: ContextResult): string {
   parts.push(results.join('\n'));
   const footer = [`Repository: ${r.repository.title} (${r.repository.id})`];
   if (r.version) footer.push(`Version: ${r.version.resolved} (${r.version.id})`);
+  if (r.repository.indexedAt) footer.push(indexedLine(r));
   footer.push(`Result count: ${r.resultCount}`);
   parts.push(footer.join('\n'));
   return parts.join('\n\n') + '\n';

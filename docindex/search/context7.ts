@@ -44,6 +44,12 @@ export function context7ErrorBody(e: HttpError): unknown {
 }
 
 const STATE_MAP: Record<string, string> = { indexed: 'finalized', pending: 'initial', indexing: 'processing', error: 'error' };
+/** A state as an assistant relays it. */
+const STATE_WORDS: Record<string, string> = {
+  initial: 'being indexed now (registered on this search); query-docs waits for it',
+  processing: 'being indexed now; query-docs waits for it',
+  error: 'indexing failed; its documentation is not available',
+};
 
 /** How well a library matches the name and query: name (repo) over title over description; 0 is no match. */
 export function libraryScore(lib: { id: string; title: string; description: string | null | undefined }, name: string, query: string): number {
@@ -79,6 +85,11 @@ export async function searchLibraries(deps: RetrievalDeps, name: string, questio
     .filter((x) => x.score > 0)
     .sort((a, b) => b.score - a.score || Number(b.lib.trustScore) - Number(a.lib.trustScore) || b.lib.totalSnippets - a.lib.totalSnippets || (a.lib.id < b.lib.id ? -1 : 1))
     .slice(0, 20);
+  // Nothing indexed matches a name: a registry may have it (docindex/on-demand.ts); it is answered as being indexed.
+  if (!scored.length && libraryName.trim() && deps.onDemand) {
+    const registered = await deps.onDemand.search(libraryName, query);
+    if (registered) scored.push({ lib: registered, score: 1 });
+  }
   const ids = scored.map((x) => x.lib.id);
   const versions = ids.length ? await em.find(LibraryVersion, { repositoryId: { $in: ids } }, { orderBy: { createdAt: 'asc' } }) : [];
   const tokens: { repository_id: string; n: string }[] = ids.length
@@ -91,6 +102,9 @@ export async function searchLibraries(deps: RetrievalDeps, name: string, questio
       description: lib.description ?? '',
       branch: lib.branch ?? 'main',
       lastUpdateDate: (lib.lastIndexedAt ?? lib.updatedAt).toISOString(),
+      /** The version the default scope holds (a package's latest when it was indexed). */
+      indexedVersion: lib.latestVersion ?? null,
+      source: lib.source,
       state: STATE_MAP[lib.state] ?? lib.state,
       totalTokens: Number(tokens.find((t) => t.repository_id === lib.id)?.n ?? 0),
       totalSnippets: lib.totalSnippets,
@@ -107,7 +121,8 @@ export type LibrarySearchResult = Awaited<ReturnType<typeof searchLibraries>>['r
 
 /** `/owner/repo@v` and `/owner/repo/v` (Context7's pattern); anything else is 400 invalid_library_id. */
 export function context7LibraryId(raw: string): string {
-  const m = /^\/([^/@\s]+)\/([^/@\s]+)(?:[/@]([^/\s]+))?$/.exec(raw.trim());
+  // A scoped npm package is the one id with an `@` inside: /npm/@scope/name.
+  const m = /^\/(npm)\/(@[^/@\s]+\/[^/@\s]+)(?:[/@]([^/\s]+))?$/.exec(raw.trim()) ?? /^\/([^/@\s]+)\/([^/@\s]+)(?:[/@]([^/\s]+))?$/.exec(raw.trim());
   if (!m) throw new Context7Error(400, 'invalid_library_id', `libraryId "${raw}" must look like /owner/repo, /owner/repo/version or /owner/repo@version`);
   return `/${m[1]}/${m[2]}${m[3] ? `/${m[3]}` : ''}`;
 }
@@ -168,6 +183,7 @@ export function resolveLibraryText(results: LibrarySearchResult[]): string {
       `- Source Reputation: ${reputation(r.trustScore)}`,
       ...(r.benchmarkScore > 0 ? [`- Benchmark Score: ${r.benchmarkScore}`] : []),
       ...(r.versions.length ? [`- Versions: ${r.versions.join(', ')}`] : []),
+      ...(r.state !== 'finalized' ? [`- State: ${STATE_WORDS[r.state] ?? r.state}`] : []),
     ].join('\n'),
   );
   return `Available Libraries:\n\n${blocks.join('\n' + '-'.repeat(10) + '\n')}`;

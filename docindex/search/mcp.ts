@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { AppError } from '../../core/errors.js';
 import { logUnexpected } from '../../core/log.js';
-import { contextParams, retrieveContext, type RetrievalDeps } from './context.js';
+import { contextParams, indexedLine, retrieveContext, type RetrievalDeps } from './context.js';
 import { context7LibraryId, context7Text, resolveLibraryText, searchLibraries } from './context7.js';
 
 /**
@@ -77,10 +77,36 @@ export function createMcpServer(deps: RetrievalDeps): McpServer {
         ...(args.searchMode !== undefined && { searchMode: args.searchMode }),
         ...(args.alpha !== undefined && { alpha: String(args.alpha) }),
       });
-      const result = await retrieveContext(deps, p);
+      const result = await retrieveContext(deps, p, { waitMs: deps.config.sources.onDemandWaitMs });
       if (!result.resultCount) return text(`No documentation found in ${result.repository.id} for "${p.query}".`);
-      return text(context7Text(result));
+      return text(`${context7Text(result)}\n${result.repository.id}: ${indexedLine(result)}\n`);
     }),
   );
+  // Registering needs the job machinery: offered where it is there (the API's /mcp), not over stdio.
+  const registrar = deps.onDemand;
+  if (registrar) {
+    server.registerTool(
+      'index-dependencies',
+      {
+        title: "Index a project's dependencies",
+        description:
+          "Makes sure the exact version of each direct dependency in a project's lockfile or manifest (package-lock.json, pnpm-lock.yaml, yarn.lock, " +
+          'package.json, requirements.txt, poetry.lock, uv.lock, pyproject.toml, Cargo.lock, Cargo.toml) is indexed; answers the libraryId of each and ' +
+          'whether it is ready, queued (being indexed) or unknown.',
+        inputSchema: {
+          fileName: z.string().max(255).optional().describe('The file name, e.g. package-lock.json'),
+          content: z.string().max(10 * 1024 * 1024).describe("The file's text"),
+          manifest: z.string().max(1024 * 1024).optional().describe('package.json beside a yarn.lock, pyproject.toml beside a poetry.lock'),
+          includeDev: z.boolean().optional().describe('Development dependencies too (default false)'),
+        },
+      },
+      answering(async (args) => {
+        const r = await registrar.lockfile(args);
+        const line = (d: (typeof r.dependencies)[number]) => `- ${d.name}${d.version ? ` ${d.version}` : ''}: ${d.status}${d.libraryId ? ` (${d.libraryId})` : ''}${d.reason ? ` - ${d.reason}` : ''}`;
+        const head = `${r.format} (${r.ecosystem}): ${r.summary.ready} ready, ${r.summary.queued} being indexed, ${r.summary.unknown} unknown`;
+        return text([head, '', ...r.dependencies.map(line), ...(r.warnings.length ? ['', ...r.warnings.map((w) => `Note: ${w}`)] : [])].join('\n'));
+      }),
+    );
+  }
   return server;
 }

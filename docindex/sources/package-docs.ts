@@ -33,8 +33,13 @@ async function listFiles(root: string): Promise<string[]> {
   return entries.filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath, e.name)).split(path.sep).join('/'));
 }
 
+/** How a package is documented: a crate by its doc comments (docs.rs is built from `src/`), others by their docs. */
+export interface PackageDocsOptions {
+  sourceIsDocumentation?: boolean;
+}
+
 /** What the package's documentation is, of the files under `root`. */
-export async function selectPackageDocs(root: string): Promise<PackageDocs> {
+export async function selectPackageDocs(root: string, o: PackageDocsOptions = {}): Promise<PackageDocs> {
   const files = await listFiles(root);
   const docs: string[] = [];
   const declarations: string[] = [];
@@ -42,6 +47,7 @@ export async function selectPackageDocs(root: string): Promise<PackageDocs> {
     const segments = file.split('/');
     const name = segments.pop()!;
     if (segments.some((d) => DOC_FOLDERS.has(d.toLowerCase())) || README.test(name) || NOTEBOOK.test(name)) docs.push(file);
+    else if (o.sourceIsDocumentation && segments[0] === 'src') docs.push(file);
     else if (!segments.length && ROOT_DOC.test(name)) docs.push(file);
     else if (DECLARATION.test(name)) declarations.push(file);
   }
@@ -53,9 +59,9 @@ export async function selectPackageDocs(root: string): Promise<PackageDocs> {
 }
 
 /** Removes from `root` every file that is not the package's documentation, and the folders left empty. */
-export async function pruneToPackageDocs(root: string): Promise<PackageDocs> {
+export async function pruneToPackageDocs(root: string, o: PackageDocsOptions = {}): Promise<PackageDocs> {
   await readmeFromMetadata(root);
-  const docs = await selectPackageDocs(root);
+  const docs = await selectPackageDocs(root, o);
   const keep = new Set(docs.keep);
   for (const file of await listFiles(root)) if (!keep.has(file)) await fs.rm(path.join(root, file), { force: true });
   await removeEmptyFolders(root);

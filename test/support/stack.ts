@@ -32,6 +32,8 @@ export const TEST_ENV = {
   // Tests never download a model: a test that wants the download path gives its own fake hub.
   EMBEDDING_ALLOW_DOWNLOADS: 'false',
   EMBEDDING_MODEL_HOST: 'http://127.0.0.1:9/',
+  // A search that finds nothing asks no registry: tests of on-demand registration turn it on against fake registries.
+  INDEX_ON_DEMAND: 'false',
 };
 
 /** A new, empty database `<prefix>_<id>` on the run's shared PostgreSQL server; answers its URL. */

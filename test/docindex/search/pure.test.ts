@@ -78,6 +78,11 @@ describe('search helpers', () => {
     expect(context7LibraryId('/a/b@v1.2')).toBe('/a/b/v1.2');
     expect(context7LibraryId('/a/b/v1.2')).toBe('/a/b/v1.2');
     expect(() => context7LibraryId('a/b')).toThrow(/libraryId/);
+    // A scoped npm package is the one id with an @ inside; elsewhere @ still starts a version.
+    expect(context7LibraryId('/npm/@types/node')).toBe('/npm/@types/node');
+    expect(context7LibraryId('/npm/@types/node@20.1.0')).toBe('/npm/@types/node/20.1.0');
+    expect(context7LibraryId('/npm/@types/node/20.1.0')).toBe('/npm/@types/node/20.1.0');
+    expect(() => context7LibraryId('/a/@b/c')).toThrow(/libraryId/);
   });
 
   it('ranks vectors by cosine with ties by id, and bounds the cache by bytes', async () => {
