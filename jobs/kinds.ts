@@ -72,4 +72,8 @@ export class JobKinds {
   names(): string[] {
     return [...this.kinds.keys()];
   }
+
+  all(): JobKind[] {
+    return [...this.kinds.values()];
+  }
 }
