@@ -46,14 +46,14 @@ export default tseslint.config(
   {
     // A service's workflows (docindex/workflow.ts and the like) follow the same rules, and take their own activities
     // as types only.
-    files: ['*/workflow.ts', '*/sync-workflow.ts'],
+    files: ['*/workflow.ts', '*/sync-workflow.ts', '*/*/workflow.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             { group: ['node:*', 'fs', 'path', 'pg', '@mikro-orm/*', 'koa', '@koa/*'], message: 'Workflows must stay deterministic and side-effect free.' },
-            { group: ['./*', '!./contract.js', '!./phases.js', '!./sync-workflow.js', '../activities/*', '../db/*', '../api/*', '../runtime/*', '../jobs/*', '!../jobs/contract.js'], allowTypeImports: true, message: 'Import activities and services with `import type` only.' },
+            { group: ['./*.js', '!./contract.js', '!./phases.js', '!./sync-workflow.js', './*/*', '!./*/workflow.js', '../activities/*', '../db/*', '../api/*', '../runtime/*', '../jobs/*', '!../jobs/contract.js'], allowTypeImports: true, message: 'Import activities and services with `import type` only.' },
           ],
         },
       ],
@@ -62,7 +62,7 @@ export default tseslint.config(
   {
     // Activities, workflows and pipelines stay small parts (docs/development.md, "Lint and layers"): a step that grows
     // past this is split into named steps.
-    files: ['activities/**/*.ts', 'workflows/**/*.ts', '*/activities.ts', '*/sync-activities.ts', '*/activity-deps.ts', '*/workflow.ts', '*/sync-workflow.ts', '*/pipeline.ts'],
+    files: ['activities/**/*.ts', 'workflows/**/*.ts', '*/activities.ts', '*/sync-activities.ts', '*/activity-deps.ts', '*/workflow.ts', '*/sync-workflow.ts', '*/pipeline.ts', '*/*/activities.ts', '*/*/workflow.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
   },
 );

@@ -1,16 +1,19 @@
 import type { ActivityDeps } from './deps.js';
 import { createHealthActivities } from './health.js';
+import { createHousekeepingActivities } from './housekeeping.js';
 import { createJobActivities } from './jobs.js';
 import { createSlotActivities, type SlotPoolSpec } from './slots.js';
 
 /**
  * The activities every task queue's worker registers, whatever service owns the queue: the health ping, job
- * bookkeeping and the concurrency slots. Each service adds its own per queue (runtime/service.ts, `queues`).
+ * bookkeeping, the concurrency slots and the hourly housekeeping. Each service adds its own per queue
+ * (runtime/service.ts, `queues`).
  */
 export function sharedActivities(deps: ActivityDeps, pools: readonly SlotPoolSpec[]) {
   return {
     ...createHealthActivities(),
     ...createJobActivities(deps),
     ...createSlotActivities(deps, pools),
+    ...createHousekeepingActivities(deps),
   };
 }

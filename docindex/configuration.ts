@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { ConfigSection, SectionRows } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
 import { bool, int, parser, refine, resolvedPath, text, url } from '../core/settings.js';
+import { parseRefreshEvery, type RefreshEvery } from './refresh/every.js';
+import { parsePolicy } from './refresh/policy.js';
 
 export interface EmbeddingsConfig {
   /** Where local models are looked up and downloads go (DATA_DIR/models). */
@@ -55,6 +57,10 @@ export interface DocIndexConfig {
   searchThreads: number;
   /** Keyword search: the most matches a query reads, shared between its terms (SEARCH_RANK_CANDIDATES); see docindex/search/keyword.ts. */
   searchRankCandidates: number;
+  /** How often a library's refresh schedule runs unless the library says (INDEX_REFRESH_EVERY); `off`: no schedules. */
+  indexRefreshEvery: RefreshEvery;
+  /** Which new versions a refresh registers unless the library says (INDEX_VERSION_POLICY), as typed and checked. */
+  indexVersionPolicy: string;
 }
 
 declare module '../core/config.js' {
@@ -71,6 +77,17 @@ const sourceRoots = parser('absolute folders, `:`-separated (`;` on Windows)', (
     return path.resolve(p);
   });
 });
+
+/** A refresh setting read by its own parser (docindex/refresh/), its error said of the variable. */
+function checked<T>(accepts: string, read: (raw: string) => T) {
+  return parser(accepts, (raw, name) => {
+    try {
+      return read(raw);
+    } catch (err) {
+      throw new ConfigError(`${name}: ${(err as Error).message}`);
+    }
+  });
+}
 
 const MB = 1024 * 1024;
 
@@ -92,6 +109,19 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, 'embeddings' | 'sources'> & { embe
     meaning:
       'folders under which local libraries may be registered, browsed and read, compared by real path (docindex/local-folders.ts); `/` allows ' +
       'everywhere. Credential folders (`.ssh`, `.gnupg`, `.aws`, ...) and `DATA_DIR` never are. Give the API and the indexing workers the same value',
+  },
+  indexRefreshEvery: {
+    variable: 'INDEX_REFRESH_EVERY', section: 'docindex', parse: checked('`off`, or a duration: `30m`, `6h`, `1d`', parseRefreshEvery), default: '1d',
+    meaning:
+      "how often each library's refresh schedule (a Temporal Schedule, `refresh:<library>`) looks for a moved branch and new versions, unless " +
+      'the library sets its own; `off` removes the schedules. At least a minute (docindex/refresh/)',
+  },
+  indexVersionPolicy: {
+    variable: 'INDEX_VERSION_POLICY', section: 'docindex', parse: checked('a version policy', (raw) => parsePolicy(raw).text), default: 'minors:3',
+    meaning:
+      'which versions a refresh registers and indexes, unless the library sets its own: `none`, `latest`, `minors:N` (the newest patch of each ' +
+      'of the last N minor lines), `majors:N`, `match:<glob>` or `match:/<regex>/`, combined with `,`; pre-releases and yanked versions only ' +
+      'by a `match:` (docindex/refresh/policy.ts)',
   },
   searchVectorCacheBytes: {
     variable: 'SEARCH_VECTOR_CACHE_MB', section: 'search', parse: refine(int(1, 1_048_576), (mb) => mb * MB), default: '512',

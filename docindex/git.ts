@@ -97,16 +97,32 @@ async function run<T>(token: string | null | undefined, fn: () => Promise<T>): P
   }
 }
 
-/** Tags of a remote, tag -> commit (peeled for annotated tags). */
-export async function remoteTags(url: string, a: RemoteAccess): Promise<Map<string, string>> {
-  const r = await reach(url, a);
-  const out = await run(a.token, () => git(undefined, r.env, a.signal).raw(['ls-remote', '--tags', '--', r.url]));
+/** The tags in `ls-remote` output, tag -> commit (peeled for annotated tags). */
+function parseTags(out: string): Map<string, string> {
   const tags = new Map<string, string>();
   for (const line of out.split('\n')) {
     const m = /^([0-9a-f]{40})\s+refs\/tags\/(.+?)(\^\{\})?$/.exec(line.trim());
     if (m && (m[3] || !tags.has(m[2]!))) tags.set(m[2]!, m[1]!);
   }
   return tags;
+}
+
+/** Tags of a remote, tag -> commit (peeled for annotated tags). */
+export async function remoteTags(url: string, a: RemoteAccess): Promise<Map<string, string>> {
+  const r = await reach(url, a);
+  return parseTags(await run(a.token, () => git(undefined, r.env, a.signal).raw(['ls-remote', '--tags', '--', r.url])));
+}
+
+/**
+ * What a remote's branch (its default branch, HEAD, when none) and tags point at now, in one `ls-remote`: a refresh
+ * compares them with what was indexed without cloning anything. `head` is null when the branch does not exist.
+ */
+export async function remoteHead(url: string, a: RemoteAccess & { branch?: string | null }): Promise<{ head: string | null; tags: Map<string, string> }> {
+  const r = await reach(url, a);
+  const ref = a.branch ? `refs/heads/${a.branch}` : 'HEAD';
+  const out = await run(a.token, () => git(undefined, r.env, a.signal).raw(['ls-remote', '--', r.url, ref, 'refs/tags/*']));
+  const head = out.split('\n').map((line) => /^([0-9a-f]{40})\s+(\S+)$/.exec(line.trim())).find((m) => m?.[2] === ref)?.[1] ?? null;
+  return { head, tags: parseTags(out) };
 }
 
 /** Checks that the remote answers (and the token, if any, is accepted). */

@@ -15,13 +15,15 @@ import { indexSettingsRoutes } from './routes/index-settings.js';
 import { libraryRoutes } from './routes/libraries.js';
 import { context7ErrorBody } from './search/context7.js';
 import { closeSearch } from './search/search.js';
+import { createRefreshActivities } from './refresh/activities.js';
+import { reconcileRefreshSchedules } from './refresh/schedules.js';
 import { sealPlainSecrets } from './secrets.js';
 
 /** The documentation index (docs/documentation-index.md): libraries indexed into snippets, searched over REST and MCP. */
 export const docIndexService: ServiceModule = {
   name: 'documentation index',
   kinds: [indexJobKind],
-  queues: { indexing: createIndexingActivities },
+  queues: { indexing: (deps) => ({ ...createIndexingActivities(deps), ...createRefreshActivities(deps) }) },
   pools: [indexingPool],
   configuration: docIndexConfiguration,
   workflows: new URL('./workflow.ts', import.meta.url),
@@ -33,6 +35,11 @@ export const docIndexService: ServiceModule = {
   start: async ({ orm, config, log }) => {
     await sealPlainSecrets(orm, config, log);
     await ensureDefaultProfile(orm.em, config, log);
+  },
+  // Every library's refresh schedule (docindex/refresh/schedules.ts): those made before schedules, a changed default.
+  schedules: async (deps) => {
+    const counts = await reconcileRefreshSchedules(deps);
+    if (counts.failed) deps.log.warn('some refresh schedules could not be set up; they are tried again at the next start', counts);
   },
   stop: async () => {
     await closeProviders();

@@ -37,3 +37,6 @@ export async function indexLibraryWorkflow(input: IndexInput) {
     { slot: 'indexing' },
   );
 }
+
+// A library's refresh, started by its Temporal Schedule (docindex/refresh/).
+export { refreshLibraryWorkflow } from './refresh/workflow.js';

@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Config } from '../core/config.js';
+import type { Client } from '@temporalio/client';
+import { type Config, type QueueName, taskQueue } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import type { JobKind } from './kinds.js';
+import { ensureSchedule } from './schedules.js';
 
 /** Rows deleted per statement: short transactions, so writers of new events never wait long. */
 const BATCH = 5_000;
@@ -23,12 +25,29 @@ export async function pruneEvents(em: EntityManager, before: Date): Promise<numb
   }
 }
 
+/** The housekeeping schedule's id (after the deployment's prefix): every hour, housekeepingWorkflow runs the chores. */
+export const housekeepingScheduleId = (config: Pick<Config, 'taskQueuePrefix'>) => `${config.taskQueuePrefix}housekeeping`;
+
 /**
- * The API process's hourly chores, run once at start too: job events older than EVENT_RETENTION_DAYS go, then each
- * job kind tidies what it owns (JobKind.housekeeping). A chore that fails is logged and tried again next time;
- * it never stops the others.
+ * Puts the hourly chores on a Temporal Schedule (workflows/housekeeping.ts), run once when it is created too. `queue`
+ * is any task queue: every worker has the shared activities the chores run in.
  */
-export function startHousekeeping(o: { em: () => EntityManager; config: Config; log: Logger; kinds: readonly JobKind[]; intervalMs: number }): () => Promise<void> {
+export async function ensureHousekeepingSchedule(client: Client, config: Config, queue: QueueName): Promise<void> {
+  await ensureSchedule(client, {
+    scheduleId: housekeepingScheduleId(config),
+    every: '1 hour',
+    workflowType: 'housekeepingWorkflow',
+    taskQueue: taskQueue(config, queue),
+    args: [],
+    runAtCreation: true,
+  });
+}
+
+/**
+ * The hourly chores: job events older than EVENT_RETENTION_DAYS go, then each job kind tidies what it owns
+ * (JobKind.housekeeping). A chore that fails is logged and tried again next time; it never stops the others.
+ */
+export async function runHousekeeping(o: { em: () => EntityManager; config: Config; log: Logger; kinds: readonly JobKind[] }): Promise<{ failed: string[] }> {
   const chores: [string, () => Promise<void>][] = [];
   const days = o.config.eventRetentionDays;
   if (days > 0) {
@@ -44,21 +63,12 @@ export function startHousekeeping(o: { em: () => EntityManager; config: Config; 
     const chore = kind.housekeeping;
     if (chore) chores.push([`${kind.name} housekeeping`, () => chore({ em: o.em(), config: o.config, log: o.log })]);
   }
-  let running: Promise<void> | undefined;
-  const run = () => {
-    running ??= (async () => {
-      for (const [name, chore] of chores) {
-        await chore().catch((err: Error) => o.log.warn(`${name} failed; will try again`, { error: err.message }));
-      }
-    })().finally(() => {
-      running = undefined;
+  const failed: string[] = [];
+  for (const [name, chore] of chores) {
+    await chore().catch((err: Error) => {
+      failed.push(name);
+      o.log.warn(`${name} failed; will try again`, { error: err.message });
     });
-  };
-  run();
-  const timer = setInterval(run, o.intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  }
+  return { failed };
 }

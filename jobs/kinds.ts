@@ -34,7 +34,7 @@ export interface JobKind {
    * state (a library's state follows its indexing job) changes atomically with it, whoever made the change.
    */
   onChange?(tx: EntityManager, job: Job, before: Pick<Job, 'status' | 'completedAt'>): Promise<void>;
-  /** Tidies what the service leaves behind (files of jobs that never came to be, say); hourly, in the API process. */
+  /** Tidies what the service leaves behind (files of jobs that never came to be, say); hourly, on the housekeeping schedule. */
   housekeeping?(h: { em: EntityManager; config: Config; log: Logger }): Promise<void>;
 }
 
@@ -71,5 +71,9 @@ export class JobKinds {
 
   names(): string[] {
     return [...this.kinds.keys()];
+  }
+
+  all(): JobKind[] {
+    return [...this.kinds.values()];
   }
 }

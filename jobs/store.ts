@@ -46,7 +46,7 @@ export interface ExtraEvent {
  * (an advisory lock on the job id serialises overlapping activity attempts; docs/jobs.md, "Jobs and their workflows").
  */
 export class JobStore {
-  constructor(private readonly kinds: JobKinds) {}
+  constructor(readonly kinds: JobKinds) {}
 
   kind(job: Pick<Job, 'kind'>): JobKind {
     return this.kinds.get(job.kind);

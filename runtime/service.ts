@@ -1,4 +1,5 @@
 import type { EntityClass, EntitySchema, MigrationObject } from '@mikro-orm/core';
+import type { Client } from '@temporalio/client';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { SlotPoolSpec } from '../activities/slots.js';
 import type { RouteFactory } from '../api/deps.js';
@@ -43,6 +44,12 @@ export interface ServiceModule {
   migrations?: MigrationObject[];
   /** Runs once the database is migrated, in every process (the default embedding profile, say). */
   start?(deps: { orm: Orm; config: Config; log: Logger }): Promise<void>;
+  /**
+   * Brings the service's Temporal Schedules (jobs/schedules.ts) in line with its rows and settings: periodic work runs
+   * on schedules, never on timers inside a process. Runs in API processes at start, once Temporal is connected,
+   * beside serving requests; it must be safe to run from several processes at once.
+   */
+  schedules?(deps: { orm: Orm; config: Config; log: Logger; temporal: Client }): Promise<void>;
   /** Releases what the service holds in this process (threads, models), at shutdown. */
   stop?(): Promise<void>;
 }

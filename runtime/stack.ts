@@ -12,7 +12,7 @@ import { EventHub } from '../jobs/hub.js';
 import { type JobKind, JobKinds } from '../jobs/kinds.js';
 import { registerSearchAttributes } from '../jobs/launch.js';
 import { Reconciler } from '../jobs/reconciler.js';
-import { startHousekeeping } from '../jobs/housekeeping.js';
+import { ensureHousekeepingSchedule } from '../jobs/housekeeping.js';
 import { JobStore } from '../jobs/store.js';
 import { openDatabase } from './database.js';
 import { provisionPostgres, type PostgresEndpoint } from './postgres.js';
@@ -65,6 +65,19 @@ export async function attachedDatabaseUrl(config: Config): Promise<string> {
     );
   }
   return `postgres://gristmill:${encodeURIComponent(secret.trim())}@127.0.0.1:${config.embeddedPostgresPort}/gristmill`;
+}
+
+/** The platform's schedules (housekeeping) and each service's (runtime/service.ts, `schedules`); failures are logged. */
+async function ensureSchedules(orm: Orm, temporal: Client, config: Config, log: Logger): Promise<void> {
+  const steps: [string, () => Promise<void>][] = [
+    ['housekeeping', () => ensureHousekeepingSchedule(temporal, config, TASK_QUEUE_NAMES[0]!)],
+    ...services.flatMap((s): [string, () => Promise<void>][] =>
+      s.schedules ? [[s.name, () => s.schedules!({ orm, config, log: log.child(s.name), temporal })]] : [],
+    ),
+  ];
+  for (const [name, step] of steps) {
+    await step().catch((err: Error) => log.warn(`could not set up the schedules of ${name}; they are tried again at the next start`, { error: err.message }));
+  }
 }
 
 /**
@@ -159,8 +172,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       reconciler.start(config.reconcileIntervalMs);
       const r = reconciler;
       onStop('reconciler', () => r.stop());
-      const stopHousekeeping = startHousekeeping({ em: () => orm.em.fork(), config, log: log.child('housekeeping'), kinds: kindList, intervalMs: 3_600_000 });
-      onStop('housekeeping', stopHousekeeping);
+      // Periodic work is on Temporal Schedules, set up beside serving: a slow Temporal does not hold the API back.
+      const scheduling = ensureSchedules(orm, temporal, config, log);
+      onStop('schedules', () => scheduling);
 
       const appDeps: AppDeps = {
         config,

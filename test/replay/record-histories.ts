@@ -58,6 +58,22 @@ async function saveJobRun(name: string, jobId: string): Promise<void> {
   await saveHistory(name, handle);
 }
 
+/** A refresh that registers and indexes a new tag, and one of a library that is gone. */
+async function recordRefreshes(libraryId: string, repo: TestRepo): Promise<void> {
+  const c = stack.config;
+  repo.tag('v1.0.0');
+  const start = (id: string, lib: string) =>
+    stack.temporal.workflow.start('refreshLibraryWorkflow', { taskQueue: taskQueue(c, 'indexing'), workflowId: `${c.taskQueuePrefix}refresh:${id}`, args: [{ libraryId: lib }] });
+  const refreshed = await start('record', libraryId);
+  const outcome = (await refreshed.result()) as { versions: { jobId: string }[] };
+  expect(outcome.versions).toHaveLength(1);
+  await until(async () => (await api(stack, 'GET', `/api/v1/jobs/${outcome.versions[0]!.jobId}`)).body.job.status, (s) => s === 'done', { timeoutMs: 60_000 });
+  await saveHistory('refresh-success', refreshed);
+  const gone = await start('record-gone', '/nobody/here');
+  await gone.result();
+  await saveHistory('refresh-library-gone', gone);
+}
+
 describe('recording workflow histories', () => {
   it('records every workflow type through its endings', { timeout: 900_000 }, async () => {
     const { asr, llm, site } = fakes;
@@ -81,6 +97,13 @@ describe('recording workflow histories', () => {
     const indexed = await api(stack, 'POST', '/api/v1/libs', { source: 'local', sourceUrl: repo.dir });
     await until(async () => (await api(stack, 'GET', `/api/v1/jobs/${indexed.body.job.id}`)).body.job.status, (s) => s === 'done', { timeoutMs: 60_000 });
     await saveJobRun('index-success', indexed.body.job.id);
+
+    // A refresh (docindex/refresh/): the library gained a tag, which its policy registers and indexes; a refresh of a
+    // library that is gone. Then the hourly housekeeping.
+    await recordRefreshes(indexed.body.library.id, repo);
+    const housekeeping = await stack.temporal.workflow.start('housekeepingWorkflow', { taskQueue: taskQueue(c, 'indexing'), workflowId: `${c.taskQueuePrefix}housekeeping:record`, args: [] });
+    await housekeeping.result();
+    await saveHistory('housekeeping-success', housekeeping);
 
     const gone = path.join(dir, 'gone-lib');
     await fs.mkdir(gone);

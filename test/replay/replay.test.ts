@@ -31,7 +31,15 @@ describe('recorded workflow histories', () => {
   it('cover every workflow type and how each can end', async () => {
     const histories = await loadHistories();
     const types = new Set(histories.map((h) => h.workflowType));
-    expect([...types].sort()).toEqual(['indexLibraryWorkflow', 'pingWorkflow', 'recipeWorkflow', 'slotsWorkflow', 'transcriptionWorkflow']);
+    expect([...types].sort()).toEqual([
+      'housekeepingWorkflow',
+      'indexLibraryWorkflow',
+      'pingWorkflow',
+      'recipeWorkflow',
+      'refreshLibraryWorkflow',
+      'slotsWorkflow',
+      'transcriptionWorkflow',
+    ]);
     const ended = (h: (typeof histories)[number]) => {
       const last = h.history.events?.at(-1);
       if (last?.workflowExecutionCompletedEventAttributes) return 'completed';

@@ -1,0 +1,62 @@
+import type { Config } from '../../core/config.js';
+import { PermanentError } from '../../core/errors.js';
+import type { Library } from '../entities/library.js';
+import { headCommit, isRepository, localTags, remoteHead } from '../git.js';
+import { LocalFolders } from '../local-folders.js';
+import { remoteAccess } from '../service.js';
+import type { AvailableVersion } from './policy.js';
+
+/**
+ * What a library's source looks like now, read cheaply (no clone, no download): what its default scope would be
+ * indexed at, and the versions it offers. A refresh compares `revision` with what was indexed; null means the source
+ * has no such stamp and is read again every time (cheaply: a site answers conditional requests).
+ */
+export interface SourceHead {
+  revision: string | null;
+  versions: HeadVersion[];
+}
+
+/** A version the source offers, with the commit it stands for where the source says (a tag's). */
+export interface HeadVersion extends AvailableVersion {
+  commit: string | null;
+}
+
+export interface HeadDeps {
+  config: Config;
+}
+
+/** The branch's head commit and the tags, from one `ls-remote` through the outbound guard. */
+async function gitHostHead(deps: HeadDeps, lib: Library, signal?: AbortSignal): Promise<SourceHead> {
+  const { head, tags } = await remoteHead(lib.sourceUrl, { ...remoteAccess(deps.config, lib, signal), branch: lib.branch });
+  if (!head) throw new PermanentError(`Branch ${lib.branch ?? 'HEAD'} does not exist in ${lib.sourceUrl}`, 'BRANCH_NOT_FOUND');
+  return { revision: head, versions: [...tags].map(([tag, commit]) => ({ version: tag, commit, yanked: false, publishedAt: null })) };
+}
+
+/**
+ * The folder's checked-out commit and its tags. Checked against LOCAL_SOURCE_ROOTS again, as the crawl does. A
+ * folder that is no repository has no stamp: it is read again (incrementally) every time.
+ */
+async function localHead(deps: HeadDeps, lib: Library): Promise<SourceHead> {
+  const folder = await new LocalFolders(deps.config).resolve(lib.sourceUrl).catch((err: Error) => {
+    throw new PermanentError(`The library's folder cannot be read: ${err.message}`, 'LIBRARY_FOLDER_UNREADABLE');
+  });
+  if (!(await isRepository(folder))) return { revision: null, versions: [] };
+  const tags = await localTags(folder);
+  return { revision: await headCommit(folder), versions: tags.map((t) => ({ version: t.tag, commit: t.commit, yanked: false, publishedAt: null })) };
+}
+
+export async function sourceHead(deps: HeadDeps, lib: Library, signal?: AbortSignal): Promise<SourceHead> {
+  switch (lib.source) {
+    case 'git-host':
+      return gitHostHead(deps, lib, signal);
+    case 'local':
+      return localHead(deps, lib);
+    // Packages: the registry's latest version and its published versions. Sites: revision null (read again, with
+    // conditional requests). Not yet: their sources land with the registries and the site reader.
+    case 'npm':
+    case 'pypi':
+    case 'crates':
+    case 'website':
+      throw new PermanentError(`Refreshing ${lib.source} libraries is not supported yet`, 'REFRESH_NOT_SUPPORTED');
+  }
+}
