@@ -17,11 +17,12 @@ export function invalid(what: string, message: string): ValidationError {
 }
 
 function reason(err: unknown): string {
-  const e = err as { message?: unknown; location?: { start?: { line?: number; column?: number } } };
+  const e = err as { message?: unknown; line?: unknown; column?: unknown; location?: { start?: { line?: number; column?: number } } };
   const message = typeof e?.message === 'string' ? e.message.split('\n')[0]!.slice(0, 300) : String(err);
-  const at = e?.location?.start;
-  // The yarn.lock v1 grammar's errors carry their place apart from their message.
-  return at?.line !== undefined ? `${message} (line ${at.line}, column ${at.column})` : message;
+  // smol-toml's errors and the yarn.lock v1 grammar's carry their place apart from their message.
+  const line = typeof e?.line === 'number' ? e.line : e?.location?.start?.line;
+  const column = typeof e?.column === 'number' ? e.column : e?.location?.start?.column;
+  return line !== undefined ? `${message} (line ${line}, column ${column})` : message;
 }
 
 /** The line and column of a JSON.parse error's character position, which V8 gives only as an offset. */

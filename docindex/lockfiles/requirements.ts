@@ -14,6 +14,8 @@ const SOURCE_OPTIONS = new Set([
   '-i', '--index-url', '--extra-index-url', '--no-index', '-f', '--find-links', '--trusted-host', '--pre',
   '--prefer-binary', '--only-binary', '--no-binary', '--require-hashes', '--use-feature', '--config-settings',
 ]);
+// A requirement by URL or path instead of by name: `git+https://...`, `./vendor/pkg`, `pkg-1.0-py3-none-any.whl`.
+const LOCATION = /:\/\/|^[./~]|\.(whl|zip|tar\.gz)$/i;
 const INCLUDE_OPTIONS = new Set(['-r', '--requirement', '-c', '--constraint']);
 const EDITABLE_OPTIONS = new Set(['-e', '--editable']);
 
@@ -47,7 +49,7 @@ function readRequirementLine(line: { number: number; text: string }, dev: boolea
   const cut = TRAILING_OPTION.exec(line.text);
   const requirement = parseRequirement(cut ? line.text.slice(0, cut.index) : line.text);
   if (requirement === null) {
-    const byLocation = /:\/\/|^[./~]|\.(whl|zip|tar\.gz)$/i.test(line.text);
+    const byLocation = LOCATION.test(line.text);
     out.warn(`line ${line.number}: ${byLocation ? 'a requirement by URL or path is skipped' : 'not a requirement, skipped'}`);
   } else if (requirement.url) {
     out.warn(`line ${line.number}: ${requirement.name} is required from a URL, skipped`);
@@ -64,10 +66,14 @@ export function readRequirements(content: string, dev: boolean, out: Collector):
   }
 }
 
-/** Whether a file without a telling name reads as requirements: its first lines all options or requirements. */
+/**
+ * Whether a file without a telling name reads as requirements: at least one requirement, and its first lines
+ * nearly all options, requirements or locations.
+ */
 export function isRequirementsText(content: string): boolean {
   const head = content.length > 64 * 1024 ? content.slice(0, content.lastIndexOf('\n', 64 * 1024)) : content;
   const lines = logicalLines(head).slice(0, 50);
-  const requirement = (text: string) => parseRequirement(text.split(TRAILING_OPTION)[0]!) !== null;
-  return lines.some((l) => !l.text.startsWith('-')) && lines.every((l) => /^--?[a-z]/i.test(l.text) || requirement(l.text));
+  const requirement = (text: string) => !text.startsWith('-') && parseRequirement(text.split(TRAILING_OPTION)[0]!) !== null;
+  const fits = (text: string) => /^--?[a-z]/i.test(text) || LOCATION.test(text) || requirement(text);
+  return lines.some((l) => requirement(l.text)) && lines.filter((l) => fits(l.text)).length >= 0.8 * lines.length;
 }

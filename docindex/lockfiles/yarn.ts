@@ -49,10 +49,23 @@ function readAll(lock: Table, out: Collector): void {
   }
 }
 
+/**
+ * The entries by descriptor. The classic grammar splits a key listing several descriptors (`a@^1, a@^1.2`) itself;
+ * berry's YAML keeps the key whole.
+ */
+function byDescriptor(lock: Table): Map<string, Table> {
+  const index = new Map<string, Table>();
+  for (const [key, value] of entries(lock)) {
+    const entry = record(value);
+    if (entry) for (const descriptor of key.split(/,\s*/)) index.set(descriptor, entry);
+  }
+  return index;
+}
+
 /** The entry a manifest's dependency resolved to, looked up by the descriptor each yarn writes for it. */
-function lookUp(lock: Table, wanted: NpmWanted): Resolved | null {
+function lookUp(index: Map<string, Table>, wanted: NpmWanted): Resolved | null {
   for (const descriptor of [`${wanted.key}@${wanted.spec}`, `${wanted.key}@npm:${wanted.spec}`]) {
-    const entry = record(field(lock, descriptor));
+    const entry = index.get(descriptor);
     if (entry) return installed(descriptor, entry);
   }
   return null;
@@ -62,10 +75,11 @@ export function readYarnLock(content: string, manifest: string | undefined, out:
   const lock = readYarnSyntax(content);
   const direct = manifest !== undefined ? packageJsonWanted(manifest) : directFromLock(lock, out);
   if (direct === null) return readAll(lock, out);
+  const index = byDescriptor(lock);
   for (const wanted of direct) {
     const spec = registrySpec(wanted, out);
     if (!spec) continue;
-    const resolved = lookUp(lock, wanted);
+    const resolved = lookUp(index, wanted);
     if (!resolved) out.warn(`${wanted.key}@${spec.range}: not in yarn.lock, reported without a version`);
     out.add({ name: resolved?.name ?? spec.name, version: resolved?.version ?? null, range: spec.range, dev: wanted.dev });
   }
