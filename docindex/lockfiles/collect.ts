@@ -75,7 +75,7 @@ export class Collector {
       const key = `${dep.name}\n${dep.version ?? ''}`;
       const seen = byKey.get(key);
       if (!seen) byKey.set(key, dep);
-      else if (seen.dev && !dep.dev) byKey.set(key, { ...dep, range: dep.range ?? seen.range });
+      else if (seen.dev && !dep.dev) byKey.set(key, dep);
     }
     const warnings = this.warningsDropped > 0 ? [...this.warnings, `${this.warningsDropped} more warnings`] : [...this.warnings];
     return { format, ecosystem: this.ecosystem, dependencies: [...byKey.values()].sort(order), warnings };

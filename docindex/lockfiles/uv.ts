@@ -36,6 +36,24 @@ function listed(project: Table): { dep: Table; dev: boolean }[] {
   ];
 }
 
+/** One listed dependency: each version the lockfile has for it (forks by marker have several), if from a registry. */
+function readListed(dep: Table, dev: boolean, range: (name: string) => string | undefined, locked: Map<string, Table[]>, out: Collector): void {
+  const name = pep503(text(field(dep, 'name')) ?? '');
+  const version = text(field(dep, 'version'));
+  const found = (locked.get(name) ?? []).filter((pkg) => version === undefined || text(field(pkg, 'version')) === version);
+  const asked = range(name);
+  const extra = asked === undefined ? {} : { range: asked };
+  if (found.length === 0) {
+    out.warn(`${name}: not in uv.lock, reported without a version`);
+    out.add({ name, version: null, ...extra, dev });
+  }
+  for (const pkg of found) {
+    if (isProject(pkg)) continue; // Another project of the workspace: not a registry's.
+    if (field(source(pkg), 'registry') === undefined) out.warn(`${name}: installed from git, a URL or a local folder, not a registry: skipped`);
+    else out.add({ name, version: text(field(pkg, 'version')) ?? null, ...extra, dev });
+  }
+}
+
 export function readUvLock(content: string, out: Collector): void {
   const packages = tables(field(readToml('uv.lock', content), 'package'));
   const roots = packages.filter(isRoot);
@@ -44,20 +62,6 @@ export function readUvLock(content: string, out: Collector): void {
   const locked = byPypiName(packages);
   for (const project of projects) {
     const asked = ranges(project);
-    for (const { dep, dev } of listed(project)) {
-      const name = pep503(text(field(dep, 'name')) ?? '');
-      const version = text(field(dep, 'version'));
-      const range = asked.get(name);
-      const found = (locked.get(name) ?? []).filter((pkg) => version === undefined || text(field(pkg, 'version')) === version);
-      if (found.length === 0) out.warn(`${name}: not in uv.lock, reported without a version`);
-      for (const pkg of found.length === 0 ? [undefined] : found) {
-        if (pkg && isProject(pkg)) continue; // Another project of the workspace: not a registry's.
-        if (pkg && field(source(pkg), 'registry') === undefined) {
-          out.warn(`${name}: installed from git, a URL or a local folder, not a registry: skipped`);
-          continue;
-        }
-        out.add({ name, version: pkg ? (text(field(pkg, 'version')) ?? null) : null, ...(range !== undefined && { range }), dev });
-      }
-    }
+    for (const { dep, dev } of listed(project)) readListed(dep, dev, (name) => asked.get(name), locked, out);
   }
 }

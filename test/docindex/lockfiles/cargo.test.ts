@@ -20,7 +20,7 @@ describe('Cargo.lock', () => {
 
   it('v4 alone, then with Cargo.toml for the dev split and ranges', () => {
     expect(lines(parseFixture('Cargo.lock', 'Cargo-v4.lock'))).toEqual(['anyhow@1.0.86', 'serde@1.0.203', 'tempfile@3.10.1']);
-    const result = parseFixture('Cargo.lock', 'Cargo-v4.lock', 'Cargo.toml');
+    const result = parseFixture('Cargo.lock', 'Cargo-v4.lock', 'Cargo-manifest.toml');
     expect(lines(result)).toEqual(['anyhow@1.0.86 (1.0)', 'serde@1.0.203 (=1.0.203)', 'dev tempfile@3.10.1 (3)']);
     expect(result.warnings).not.toContain(NO_DEV_SPLIT);
   });
@@ -28,7 +28,7 @@ describe('Cargo.lock', () => {
 
 describe('Cargo.toml', () => {
   it('all sections, per-target ones, renames and workspace inheritance; only `=x.y.z` is exact', () => {
-    const result = parseFixture('Cargo.toml', 'Cargo.toml');
+    const result = parseFixture('Cargo.toml', 'Cargo-manifest.toml');
     expect(lines(result)).toEqual([
       'anyhow@- (1.0)',
       'cc@- (1.0.98)',

@@ -12,17 +12,17 @@ const FIXTURES: [string, LockfileFormat][] = [
   ['pnpm-lock-v9.yaml', 'pnpm-lock.yaml'],
   ['yarn-v1.lock', 'yarn.lock'],
   ['yarn-berry.lock', 'yarn.lock'],
-  ['package.json', 'package.json'],
-  ['requirements.txt', 'requirements.txt'],
-  ['poetry.lock', 'poetry.lock'],
+  ['package-manifest.json', 'package.json'],
+  ['pip-compiled.txt', 'requirements.txt'],
+  ['poetry-1.8.lock', 'poetry.lock'],
   ['poetry-1.1.lock', 'poetry.lock'],
-  ['uv.lock', 'uv.lock'],
+  ['uv-rev2.lock', 'uv.lock'],
   ['pyproject-pep621.toml', 'pyproject.toml'],
   ['pyproject-poetry.toml', 'pyproject.toml'],
   ['Cargo-v1.lock', 'Cargo.lock'],
   ['Cargo-v3.lock', 'Cargo.lock'],
   ['Cargo-v4.lock', 'Cargo.lock'],
-  ['Cargo.toml', 'Cargo.toml'],
+  ['Cargo-manifest.toml', 'Cargo.toml'],
 ];
 
 /** What parsing ends in: the format read, or the error's class and code. Anything but our errors fails the test. */
@@ -50,7 +50,7 @@ describe('detection', () => {
     ['CARGO.LOCK', 'Cargo.lock'],
     ['cargo.toml', 'Cargo.toml'],
   ])('the name %s says %s', (fileName, format) => {
-    const content = { 'package-lock.json': fixture('package-lock-v3.json'), 'pnpm-lock.yaml': fixture('pnpm-lock-v9.yaml'), 'yarn.lock': fixture('yarn-v1.lock'), 'requirements.txt': 'django==5.0.6\n', 'Cargo.lock': fixture('Cargo-v4.lock'), 'Cargo.toml': fixture('Cargo.toml') }[format];
+    const content = { 'package-lock.json': fixture('package-lock-v3.json'), 'pnpm-lock.yaml': fixture('pnpm-lock-v9.yaml'), 'yarn.lock': fixture('yarn-v1.lock'), 'requirements.txt': 'django==5.0.6\n', 'Cargo.lock': fixture('Cargo-v4.lock'), 'Cargo.toml': fixture('Cargo-manifest.toml') }[format];
     expect(outcome(fileName, content ?? '')).toBe(format);
   });
 

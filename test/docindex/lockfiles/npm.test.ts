@@ -50,7 +50,7 @@ describe('package-lock.json', () => {
   });
 
   it('v1 with package.json: the manifest picks the direct ones and the dev split', () => {
-    const result = parseFixture('package-lock.json', 'package-lock-v1.json', 'package.json');
+    const result = parseFixture('package-lock.json', 'package-lock-v1.json', 'package-manifest.json');
     expect(lines(result)).toEqual([
       '@fastify/cors@10.0.1 (^10.0.1)',
       'fastify@5.2.0 (^5.2.0)',
@@ -134,7 +134,7 @@ describe('yarn.lock', () => {
   });
 
   it('classic with package.json: entries found by the descriptor `name@range`, aliases by theirs', () => {
-    const result = parseFixture('yarn.lock', 'yarn-v1.lock', 'package.json');
+    const result = parseFixture('yarn.lock', 'yarn-v1.lock', 'package-manifest.json');
     expect(lines(result)).toEqual([
       '@fastify/cors@10.0.1 (^10.0.1)',
       'fastify@5.2.0 (^5.2.0)',
@@ -165,7 +165,7 @@ describe('yarn.lock', () => {
   });
 
   it('berry with package.json: the dev split, and what the lockfile lacks reported without a version', () => {
-    const result = parseFixture('yarn.lock', 'yarn-berry.lock', 'package.json');
+    const result = parseFixture('yarn.lock', 'yarn-berry.lock', 'package-manifest.json');
     expect(lines(result)).toContain('dev typescript@5.4.5 (~5.4.5)');
     expect(lines(result)).toContain('pino@- (^9.0.0)');
     expect(result.warnings).toContain('pino@^9.0.0: not in yarn.lock, reported without a version');
@@ -185,7 +185,7 @@ describe('yarn.lock', () => {
 
 describe('package.json', () => {
   it('ranges without versions, except a range that is one exact version; non-registry specs skipped', () => {
-    const result = parseFixture('package.json', 'package.json');
+    const result = parseFixture('package.json', 'package-manifest.json');
     expect(lines(result)).toEqual([
       '@fastify/cors@- (^10.0.1)',
       'fastify@- (^5.2.0)',

@@ -5,7 +5,7 @@ import { fixture, lines, parseFixture } from './helpers.js';
 
 describe('requirements.txt', () => {
   it('pins give versions, other specifiers ranges; names PEP 503-normalised; continuations, comments, hashes and markers read', () => {
-    const result = parseFixture('requirements.txt', 'requirements.txt');
+    const result = parseFixture('requirements.txt', 'pip-compiled.txt');
     expect(result.ecosystem).toBe('pypi');
     expect(lines(result)).toEqual([
       'celery@- (~=5.4)',
@@ -21,7 +21,7 @@ describe('requirements.txt', () => {
   });
 
   it('skips includes, editables, URLs and paths with a warning that never repeats a URL', () => {
-    const result = parseFixture('requirements.txt', 'requirements.txt');
+    const result = parseFixture('requirements.txt', 'pip-compiled.txt');
     expect(result.warnings).toEqual([
       'line 10: -r includes another file, which is not read',
       'line 11: -c includes another file, which is not read',
@@ -58,7 +58,7 @@ describe('requirements.txt', () => {
 
 describe('poetry.lock', () => {
   it('alone: every package from a registry, with a warning; git and folder packages skipped', () => {
-    const result = parseFixture('poetry.lock', 'poetry.lock');
+    const result = parseFixture('poetry.lock', 'poetry-1.8.lock');
     expect(lines(result)).toEqual(['asgiref@3.8.1', 'black@24.4.2', 'django@5.0.6', 'pytest@8.2.1', 'requests@2.31.0', 'ruamel-yaml@0.18.6']);
     expect(result.warnings).toEqual([
       expect.stringMatching(/poetry\.lock does not say which packages are direct.*send pyproject\.toml/),
@@ -68,7 +68,7 @@ describe('poetry.lock', () => {
   });
 
   it("with pyproject.toml: Poetry's main dependencies, groups and dev-dependencies pick the direct ones", () => {
-    const result = parseFixture('poetry.lock', 'poetry.lock', 'pyproject-poetry.toml');
+    const result = parseFixture('poetry.lock', 'poetry-1.8.lock', 'pyproject-poetry.toml');
     expect(lines(result)).toEqual([
       'django@5.0.6 (^5.0)',
       'requests@2.31.0 (2.31.0)',
@@ -85,7 +85,7 @@ describe('poetry.lock', () => {
 
 describe('uv.lock', () => {
   it("the editable root's dependencies, extras and dev groups, with ranges from its metadata", () => {
-    const result = parseFixture('uv.lock', 'uv.lock');
+    const result = parseFixture('uv.lock', 'uv-rev2.lock');
     expect(lines(result)).toEqual([
       'fastapi@0.111.0 (>=0.110)',
       // Forked by marker: both versions the project uses.
@@ -100,7 +100,7 @@ describe('uv.lock', () => {
   });
 
   it('a virtual workspace root names the direct ones too', () => {
-    const content = fixture('uv.lock').replace('source = { editable = "." }', 'source = { virtual = "." }');
+    const content = fixture('uv-rev2.lock').replace('source = { editable = "." }', 'source = { virtual = "." }');
     expect(lines(parseLockfile({ fileName: 'uv.lock', content }))).toHaveLength(6);
   });
 });
