@@ -20,6 +20,9 @@ import { isGitRemoteUrl, isValidTag, libraryIdFromFolder, libraryIdFromRemote, v
 import { type IndexJobDetail, serializeIndexJob } from './kind.js';
 import { isPackageSource, lookupContext } from './sources/index.js';
 import { describePackage } from './sources/packages.js';
+import { parseRefreshEvery } from './refresh/every.js';
+import { parsePolicy } from './refresh/policy.js';
+import { describeRefresh, ensureRefreshSchedule, pauseRefresh, refreshNow, removeRefreshSchedule, unpauseRefresh } from './refresh/schedules.js';
 import { describePackageSource, describeSiteSource, type SourceDescription } from './sources/register.js';
 
 export interface IndexDeps {
@@ -145,6 +148,23 @@ export interface NewLibrary {
   autoIndex?: boolean;
   /** Registered by a search that found nothing (docindex/on-demand.ts). */
   onDemand?: boolean;
+  /** Its refresh interval (`6h`, `1d`, `off`) and version policy; null or absent: the defaults. */
+  refreshEvery?: string | null;
+  versionPolicy?: string | null;
+}
+
+/** A refresh interval and policy as given, checked (400 INVALID_REFRESH_EVERY, INVALID_VERSION_POLICY), trimmed. */
+function refreshSettings(input: { refreshEvery?: string | null; versionPolicy?: string | null }) {
+  const out: { refreshEvery?: string | null; versionPolicy?: string | null } = {};
+  if (input.refreshEvery !== undefined) {
+    out.refreshEvery = input.refreshEvery?.trim() || null;
+    if (out.refreshEvery) parseRefreshEvery(out.refreshEvery);
+  }
+  if (input.versionPolicy !== undefined) {
+    out.versionPolicy = input.versionPolicy?.trim() || null;
+    if (out.versionPolicy) parsePolicy(out.versionPolicy);
+  }
+  return out;
 }
 
 /** A repository's id and checked URL or folder (the remote answers; the folder may be read). */
@@ -183,6 +203,7 @@ function describeSource(deps: IndexDeps, input: NewLibrary): Promise<SourceDescr
 }
 
 export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
+  const refresh = refreshSettings(input);
   const { id, sourceUrl, ...described } = await describeSource(deps, input);
 
   const e = em(deps);
@@ -196,6 +217,8 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
     sourceUrl,
     repositoryUrl: described.repositoryUrl,
     onDemand: input.onDemand ?? false,
+    refreshEvery: refresh.refreshEvery ?? null,
+    versionPolicy: refresh.versionPolicy ?? null,
     branch: input.branch?.trim() || null,
     gitHostToken: sealToken(deps, id, input.gitHostToken),
     state: 'pending',
@@ -210,6 +233,8 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
     if (err instanceof UniqueConstraintViolationException) throw new ConflictError(`Library ${id} already exists`, 'LIBRARY_EXISTS');
     throw err;
   }
+  // Every library is kept fresh by its own schedule (docindex/refresh/schedules.ts).
+  await ensureRefreshSchedule(deps, lib);
   const job = input.autoIndex === false ? undefined : (await enqueueIndex(deps, lib, null)).job;
   return { library: serializeLibrary(lib), ...(job && { job }) };
 }
@@ -217,10 +242,19 @@ export async function createLibrary(deps: IndexDeps, input: NewLibrary) {
 export async function updateLibrary(
   deps: IndexDeps,
   id: string,
-  patch: { title?: string; description?: string | null; branch?: string | null; gitHostToken?: string | null },
+  patch: {
+    title?: string;
+    description?: string | null;
+    branch?: string | null;
+    gitHostToken?: string | null;
+    refreshEvery?: string | null;
+    versionPolicy?: string | null;
+    refreshPaused?: boolean;
+  },
 ) {
   const e = em(deps);
   const lib = await findLibrary(e, id);
+  const refresh = refreshSettings(patch);
   if (patch.gitHostToken !== undefined && lib.source !== 'git-host') {
     throw new ValidationError('Only git-host libraries take a gitHostToken', 'VALIDATION_ERROR');
   }
@@ -228,8 +262,13 @@ export async function updateLibrary(
   if (patch.description !== undefined) lib.description = patch.description?.trim() || null;
   if (patch.branch !== undefined) lib.branch = patch.branch?.trim() || null;
   if (patch.gitHostToken !== undefined) lib.gitHostToken = sealToken(deps, lib.id, patch.gitHostToken);
+  if (refresh.refreshEvery !== undefined) lib.refreshEvery = refresh.refreshEvery;
+  if (refresh.versionPolicy !== undefined) lib.versionPolicy = refresh.versionPolicy;
   lib.updatedAt = new Date();
   await e.flush();
+  if (refresh.refreshEvery !== undefined) await ensureRefreshSchedule(deps, lib);
+  if (patch.refreshPaused === true) await pauseRefresh(deps, lib.id);
+  if (patch.refreshPaused === false) await unpauseRefresh(deps, lib.id);
   return serializeLibrary(lib);
 }
 
@@ -263,6 +302,8 @@ export async function deleteLibrary(deps: IndexDeps, id: string) {
   await findLibrary(e, id);
   const active = await activeJobs(e, id);
   await cancelWorkflows(deps, active);
+  // A refresh that still runs finds the library gone and removes its own schedule too.
+  await removeRefreshSchedule(deps, id);
   return e.transactional(async (tx) => {
     const jobs: { id: string }[] = await tx.execute(`select id from job where kind = 'index' and detail->>'repositoryId' = ?`, [id]);
     await deleteJobs(tx, jobs.map((j) => j.id), [`repo:${id}`]);
@@ -383,6 +424,31 @@ async function checkPackageVersion(deps: IndexDeps, lib: Library, tag: string): 
     throw new ValidationError(`The ${lib.source} registry cannot be read: ${(err as Error).message}`, 'REGISTRY_UNREACHABLE');
   });
   if (!info.versions.some((v) => v.version === tag)) throw new ValidationError(`The ${lib.source} registry has no version ${tag} of ${info.name}`, 'VERSION_NOT_FOUND');
+}
+
+/** An interval as people write it: `1d`, `6h`, `90m`. */
+const durationText = (ms: number): string =>
+  ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : `${Math.round(ms / 60_000)}m`;
+
+/** The library's refresh schedule as the API shows it (404 REFRESH_OFF when its interval is `off`). */
+export async function libraryRefresh(deps: IndexDeps, id: string) {
+  const lib = await findLibrary(em(deps), id);
+  const state = await describeRefresh(deps, id);
+  if (!state) throw new NotFoundError(`${id} has no refresh schedule (its interval is off)`, 'REFRESH_OFF');
+  return {
+    ...state,
+    every: lib.refreshEvery ?? durationText(state.every),
+    everyMs: state.every,
+    policy: lib.versionPolicy ?? deps.config.indexVersionPolicy,
+    nextRunAt: state.nextRunAt?.toISOString() ?? null,
+    lastRunAt: state.lastRunAt?.toISOString() ?? null,
+  };
+}
+
+export async function refreshLibraryNow(deps: IndexDeps, id: string) {
+  await findLibrary(em(deps), id);
+  if (!(await refreshNow(deps, id))) throw new NotFoundError(`${id} has no refresh schedule (its interval is off)`, 'REFRESH_OFF');
+  return { triggered: true };
 }
 
 export async function deleteVersion(deps: IndexDeps, id: string, tag: string) {

@@ -3,7 +3,10 @@ import { PermanentError } from '../../core/errors.js';
 import type { Library } from '../entities/library.js';
 import { headCommit, isRepository, localTags, remoteHead } from '../git.js';
 import { LocalFolders } from '../local-folders.js';
-import { remoteAccess } from '../service.js';
+import { remoteAccess } from '../remote-access.js';
+import type { Logger } from '../../core/log.js';
+import { lookupContext } from '../sources/index.js';
+import { describePackage } from '../sources/packages.js';
 import type { AvailableVersion } from './policy.js';
 
 /**
@@ -23,6 +26,7 @@ export interface HeadVersion extends AvailableVersion {
 
 export interface HeadDeps {
   config: Config;
+  log: Logger;
 }
 
 /** The branch's head commit and the tags, from one `ls-remote` through the outbound guard. */
@@ -45,18 +49,24 @@ async function localHead(deps: HeadDeps, lib: Library): Promise<SourceHead> {
   return { revision: await headCommit(folder), versions: tags.map((t) => ({ version: t.tag, commit: t.commit, yanked: false, publishedAt: null })) };
 }
 
+/** The registry's latest version (what the default scope should hold) and its published versions. */
+async function packageHead(deps: HeadDeps, lib: Library, signal?: AbortSignal): Promise<SourceHead> {
+  const info = await describePackage(lib, lookupContext(deps.config, deps.log, signal ?? AbortSignal.timeout(60_000)));
+  return { revision: info.latest, versions: info.versions.map((v) => ({ version: v.version, commit: null, yanked: v.yanked, publishedAt: v.publishedAt })) };
+}
+
 export async function sourceHead(deps: HeadDeps, lib: Library, signal?: AbortSignal): Promise<SourceHead> {
   switch (lib.source) {
     case 'git-host':
       return gitHostHead(deps, lib, signal);
     case 'local':
       return localHead(deps, lib);
-    // Packages: the registry's latest version and its published versions. Sites: revision null (read again, with
-    // conditional requests). Not yet: their sources land with the registries and the site reader.
     case 'npm':
     case 'pypi':
     case 'crates':
+      return packageHead(deps, lib, signal);
     case 'website':
-      throw new PermanentError(`Refreshing ${lib.source} libraries is not supported yet`, 'REFRESH_NOT_SUPPORTED');
+      // No stamp: read again every time, cheaply, since unchanged pages answer conditional requests with 304.
+      return { revision: null, versions: [] };
   }
 }

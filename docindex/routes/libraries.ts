@@ -71,7 +71,7 @@ export const libraryRoutes: RouteFactory = (deps) => {
     {
       method: 'PATCH',
       path: '/api/v1/libs/:id',
-      summary: 'Update title, description, branch or gitHostToken (null removes)',
+      summary: 'Update title, description, branch, gitHostToken, refreshEvery, versionPolicy (null removes or restores the default); refreshPaused pauses or resumes its refresh schedule',
       tags,
       body: docindexSchemas.libraryUpdate,
       responses: { 200: { description: '`{library}`' }, 404: { description: 'LIBRARY_NOT_FOUND', schema: apiSchemas.error } },
@@ -87,6 +87,28 @@ export const libraryRoutes: RouteFactory = (deps) => {
       responses: { 200: { description: '`{id, deleted, versionsDeleted, jobsCancelled}`' }, 404: { description: 'LIBRARY_NOT_FOUND', schema: apiSchemas.error } },
       handler: async (ctx: Context) => {
         ctx.body = await service.deleteLibrary(deps, ctx.params.id!);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/libs/:id/refresh',
+      summary: "A library's refresh schedule: interval, version policy, paused, next and last run",
+      description: 'The schedule is a Temporal Schedule (`refresh:<id>`), visible and pausable in the Temporal UI too. 404 REFRESH_OFF when the interval is `off`.',
+      tags,
+      responses: { 200: { description: '`{every, policy, paused, note, nextRunAt, lastRunAt}`' }, 404: { description: 'LIBRARY_NOT_FOUND, REFRESH_OFF', schema: apiSchemas.error } },
+      handler: async (ctx: Context) => {
+        ctx.body = await service.libraryRefresh(deps, ctx.params.id!);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/libs/:id/refresh',
+      summary: 'Run the library\'s refresh now: re-index what moved, register and index new versions by its policy',
+      tags,
+      responses: { 202: { description: '`{triggered: true}`' }, 404: { description: 'LIBRARY_NOT_FOUND, REFRESH_OFF', schema: apiSchemas.error } },
+      handler: async (ctx: Context) => {
+        ctx.status = 202;
+        ctx.body = await service.refreshLibraryNow(deps, ctx.params.id!);
       },
     },
     {

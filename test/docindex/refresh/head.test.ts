@@ -8,6 +8,9 @@ import { gitHostTokenContext, type Library } from '../../../docindex/entities/li
 import { sourceHead } from '../../../docindex/refresh/head.js';
 import { readConfig } from '../../../runtime/config.js';
 import { type GitHost, git, startGitHost, TestRepo } from '../../support/git.js';
+import { createLogger } from '../../../core/log.js';
+
+const log = createLogger('silent');
 
 const TOKEN = 'head-test-token-5678';
 let tmp: string;
@@ -49,7 +52,7 @@ const library = (source: Library['source'], sourceUrl: string, branch: string | 
 
 describe('sourceHead', () => {
   it("reads a git host's branch head and tags with one ls-remote, annotated tags peeled", async () => {
-    const head = await sourceHead({ config }, library('git-host', `${host.url}/acme/head.git`), undefined);
+    const head = await sourceHead({ config, log }, library('git-host', `${host.url}/acme/head.git`), undefined);
     expect(head.revision).toBe(git(repo.dir, 'rev-parse', 'HEAD'));
     expect(head.versions).toEqual(
       expect.arrayContaining([
@@ -61,30 +64,30 @@ describe('sourceHead', () => {
   });
 
   it("reads the library's own branch, and says when it does not exist", async () => {
-    const stable = await sourceHead({ config }, library('git-host', `${host.url}/acme/head.git`, 'stable'));
+    const stable = await sourceHead({ config, log }, library('git-host', `${host.url}/acme/head.git`, 'stable'));
     expect(stable.revision).toBe(git(repo.dir, 'rev-parse', 'v1.0.0^{commit}'));
-    await expect(sourceHead({ config }, library('git-host', `${host.url}/acme/head.git`, 'gone'))).rejects.toMatchObject({ code: 'BRANCH_NOT_FOUND' });
+    await expect(sourceHead({ config, log }, library('git-host', `${host.url}/acme/head.git`, 'gone'))).rejects.toMatchObject({ code: 'BRANCH_NOT_FOUND' });
   });
 
   it('asks a git host only where the outbound guard allows', async () => {
     const before = host.requests.length;
-    await expect(sourceHead({ config: strict }, library('git-host', `${host.url}/acme/head.git`))).rejects.toMatchObject({ code: 'ADDRESS_NOT_ALLOWED' });
+    await expect(sourceHead({ config: strict, log }, library('git-host', `${host.url}/acme/head.git`))).rejects.toMatchObject({ code: 'ADDRESS_NOT_ALLOWED' });
     expect(host.requests.length).toBe(before);
   });
 
   it("reads a local repository's head and tags, and a plain folder as always changed", async () => {
-    const local = await sourceHead({ config }, library('local', repo.dir));
+    const local = await sourceHead({ config, log }, library('local', repo.dir));
     expect(local.revision).toBe(git(repo.dir, 'rev-parse', 'HEAD'));
     expect(local.versions.map((v) => v.version).sort()).toEqual(['v1.0.0', 'v1.1.0']);
     const plain = path.join(tmp, 'plain');
     fs.mkdirSync(plain);
-    expect(await sourceHead({ config }, library('local', plain))).toEqual({ revision: null, versions: [] });
-    await expect(sourceHead({ config }, library('local', '/etc'))).rejects.toMatchObject({ code: 'LIBRARY_FOLDER_UNREADABLE' });
+    expect(await sourceHead({ config, log }, library('local', plain))).toEqual({ revision: null, versions: [] });
+    await expect(sourceHead({ config, log }, library('local', '/etc'))).rejects.toMatchObject({ code: 'LIBRARY_FOLDER_UNREADABLE' });
   });
 
   it('says that packages and sites are not refreshed yet', async () => {
     for (const source of ['npm', 'pypi', 'crates', 'website'] as const) {
-      await expect(sourceHead({ config }, library(source, 'x'))).rejects.toMatchObject({ code: 'REFRESH_NOT_SUPPORTED' });
+      await expect(sourceHead({ config, log }, library(source, 'x'))).rejects.toMatchObject({ code: 'REFRESH_NOT_SUPPORTED' });
     }
   });
 });
