@@ -118,7 +118,13 @@ class SiteRun {
 
   /** Reads a page and writes its file; answers what was made of it (its links, for a crawl). */
   async readPage(p: PageUrl): Promise<Made | null> {
-    const outcome = this.startPage?.key === p.key ? this.startPage.outcome : await this.fetcher.get(p.href, { maxBytes: this.limits.maxPageBytes, make: makePage, types: PAGE_TYPES });
+    const claimRedirect = (to: string) => {
+      const q = pageUrl(to, undefined, this.limits.keepQuery);
+      if (!q || this.claimed.has(q.key)) return false;
+      this.claimed.add(q.key);
+      return true;
+    };
+    const outcome = this.startPage?.key === p.key ? this.startPage.outcome : await this.fetcher.get(p.href, { maxBytes: this.limits.maxPageBytes, make: makePage, types: PAGE_TYPES, claimRedirect });
     if (outcome.kind !== 'page') {
       this.note(p.href, outcome);
       return null;

@@ -59,9 +59,11 @@ export function splitFull(text: string, fallbackTitle: string): FullPage[] {
     if (f) fence = f;
     const meta = metaBlock(lines, i);
     const h1 = meta ? null : H1.exec(line);
-    if (meta || h1) {
+    // The heading right after a `---` block is the heading of the page that block opened.
+    const opened = h1 && current.url && !current.lines.some((l) => l.trim());
+    if (meta || (h1 && !opened)) {
       close();
-      current = { title: meta?.title ?? h1![1]!, url: meta?.url ?? null, markdown: '', lines: [] };
+      current = { title: meta?.title ?? h1![1]!, url: meta ? (meta.url ?? null) : null, markdown: '', lines: [] };
       if (meta) {
         i = meta.end - 1;
         continue;

@@ -43,6 +43,8 @@ export interface FetchOptions {
   start?: boolean;
   /** Robots and scope not checked (robots.txt itself, a sitemap named by robots.txt). */
   unchecked?: boolean;
+  /** Takes a redirect's target to be read here; false when it is read anyway (as a page of its own). */
+  claimRedirect?: (url: string) => boolean;
 }
 
 export interface FetcherSettings {
@@ -151,7 +153,10 @@ export class SiteFetcher {
       }
       return null;
     }
-    if (o.unchecked ? target.origin === new URL(from).origin : inScope(to, this.scope)) return this.allowed(to) ? null : 'redirects to a page robots.txt disallows';
+    if (o.unchecked ? target.origin === new URL(from).origin : inScope(to, this.scope)) {
+      if (!o.unchecked && !this.allowed(to)) return 'redirects to a page robots.txt disallows';
+      return o.claimRedirect && !o.claimRedirect(to) ? `redirects to ${to}, read as a page of its own` : null;
+    }
     try {
       await this.ctx.guard.resolve(target.hostname);
     } catch (err) {
