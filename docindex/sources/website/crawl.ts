@@ -49,6 +49,8 @@ const LIST_TYPES: readonly DocType[] = ['markdown', 'text'];
 const MAX_SITEMAPS = 50;
 const MAX_URL_LENGTH = 2000;
 const MAX_WARNINGS = 20;
+/** Pages seen only with a query string that are remembered (to be counted); a calendar must not fill the memory. */
+const MAX_QUERY_ONLY = 10_000;
 
 /** A page's Markdown: HTML converted, Markdown and text as they are. */
 const makePage: Maker = (text, type, url) => {
@@ -105,7 +107,7 @@ class SiteRun {
   claim(p: PageUrl | null): p is PageUrl {
     if (!p || !inScope(p.href, this.fetcher.scope) || this.claimed.has(p.key)) return false;
     if (p.hadQuery) {
-      this.queryOnly.add(p.key);
+      if (this.queryOnly.size < MAX_QUERY_ONLY) this.queryOnly.add(p.key);
       return false;
     }
     if (this.claimed.size >= this.limits.maxPages || p.href.length > MAX_URL_LENGTH || !this.fetcher.timeLeft) {
@@ -260,8 +262,10 @@ export async function readSite(startUrl: string, ctx: SourceContext, limits: Par
   const cache = await PageCache.open(ctx.cacheDir, ctx.log);
   const fetcher = new SiteFetcher(ctx, cache, { pageTimeoutMs: l.pageTimeoutMs, delayMs: l.delayMs, deadline: Date.now() + l.totalTimeMs }, scopeOf(start.href));
   const run = new SiteRun(ctx, l, fetcher);
+  let sitemaps = await fetcher.loadRobots();
+  const origin = fetcher.scope.origin;
   await run.readStart(start);
-  const sitemaps = await fetcher.loadRobots();
+  if (fetcher.scope.origin !== origin) sitemaps = await fetcher.loadRobots(); // http: redirected to https:
   const used = (await fromLlmsFull(run)) || (await fromLlms(run, start)) || (await fromSitemaps(run, start, sitemaps));
   if (!used) await crawl(run, start);
   await cache.prune();

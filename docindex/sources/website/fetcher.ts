@@ -84,6 +84,7 @@ export class SiteFetcher {
 
   /** Reads the origin's robots.txt (none, or unreadable: everything allowed); answers the sitemaps it names. */
   async loadRobots(): Promise<string[]> {
+    this.robots = null;
     const url = `${this.scope.origin}/robots.txt`;
     const got = await this.get(url, { maxBytes: 512 * 1024, make: asText, types: ['text'], unchecked: true });
     if (got.kind !== 'page') return [];
@@ -110,7 +111,7 @@ export class SiteFetcher {
   }
 
   async get(url: string, o: FetchOptions): Promise<Outcome> {
-    if (!o.unchecked && !o.start && !this.allowed(url)) return { kind: 'skipped', reason: 'disallowed by robots.txt' };
+    if (!o.unchecked && !this.allowed(url)) return { kind: 'skipped', reason: 'disallowed by robots.txt' };
     const cached = await this.cache.get(url);
     const headers: Record<string, string> = { 'user-agent': USER_AGENT, accept: 'text/html, text/markdown;q=0.9, text/plain;q=0.8' };
     if (cached?.etag) headers['if-none-match'] = cached.etag;
@@ -129,7 +130,8 @@ export class SiteFetcher {
       const location = res.headers.get('location');
       if (res.status >= 300 && res.status < 400 && res.status !== 304 && location) {
         await res.body?.cancel().catch(() => undefined);
-        const next = new URL(location, hop).href;
+        const next = URL.canParse(location, hop) ? new URL(location, hop).href : null;
+        if (!next) return { kind: 'skipped', reason: `redirects to an unreadable address (${location.slice(0, 100)})` };
         const refusal = await this.redirectRefusal(hop, next, o);
         if (refusal) return { kind: 'skipped', reason: refusal };
         hop = next;
@@ -183,7 +185,13 @@ export class SiteFetcher {
       return this.failure(err, o);
     }
     if (o.start) this.scope = { origin: new URL(at).origin, prefix: rebase(this.scope, at) };
-    const made = o.make(new TextDecoder().decode(body), type, at);
+    let made: Made;
+    try {
+      made = o.make(new TextDecoder().decode(body), type, at);
+    } catch (err) {
+      // A page built to break a converter (nesting deep enough to exhaust the stack) is one page lost, not the site.
+      return { kind: 'skipped', reason: `could not be converted: ${(err as Error).message}` };
+    }
     await this.cache.put({ url, etag: res.headers.get('etag'), lastModified: res.headers.get('last-modified'), ...made });
     return { kind: 'page', url: at, made, fresh: true };
   }

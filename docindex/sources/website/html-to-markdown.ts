@@ -24,6 +24,8 @@ const DROPPED_TAGS = new Set(['nav', 'footer', 'aside', 'script', 'style', 'nosc
 const DROPPED_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'search']);
 /** Class or id words of boilerplate in the common documentation themes (Docusaurus, Sphinx, MkDocs, VitePress...). */
 const BOILERPLATE = /(?:^|[-_])(?:sidebar|sidenav|toc|table-of-contents|breadcrumbs?|edit-this-page|edit-page|editlink|pagination|pager|prev-next|navbar|skip-link|skip-to-content|headerlink|hash-link|anchor-link|copy-button|cookie-banner|announcement-bar|feedback)(?:$|[-_])/i;
+/** Links kept of one page: more is a generated page (an index of everything), not navigation worth following. */
+const MAX_LINKS = 2000;
 const LANGUAGE_CLASS = /^(?:language|lang|highlight-source|highlight)-([\w+#.-]+)$/i;
 
 function isBoilerplate(el: Element): boolean {
@@ -118,7 +120,7 @@ export function htmlToMarkdown(html: string, pageUrl: string): PageMarkdown {
   const title = clean(h1 ? DomUtils.textContent(h1) : titleTag ? DomUtils.textContent(titleTag) : '') || fallbackTitle(pageUrl);
   const inner = 'children' in main ? DomUtils.getInnerHTML(main) : '';
   const markdown = turndown().turndown(inner).trim();
-  return { title, markdown, links: [...new Set(links)] };
+  return { title, markdown, links: [...new Set(links)].slice(0, MAX_LINKS) };
 }
 
 /** A title for a page that has none: the last segment of its path. */

@@ -174,6 +174,12 @@ describe('readSite: limits and traps', () => {
     const ctx = await context();
     await expect(readSite(`${site.url}/nothing/here/`, ctx, LIMITS)).rejects.toMatchObject({ code: 'SITE_NO_PAGES' });
   });
+
+  it('does not read a start page robots.txt disallows', async () => {
+    const ctx = await context();
+    await expect(readSite(`${site.url}/docs/private/secret`, ctx, LIMITS)).rejects.toMatchObject({ code: 'SITE_NO_PAGES', message: /disallowed by robots\.txt/ });
+    expect(site.count('/docs/private/secret')).toBe(0);
+  });
 });
 
 describe('readSite: refresh with the page cache', () => {
