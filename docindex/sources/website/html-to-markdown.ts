@@ -103,8 +103,29 @@ function turndown(): TurndownService {
 
 const clean = (text: string) => text.replace(/\s+/g, ' ').trim();
 
-/** The page as Markdown: its title, its main content without boilerplate, and all its links. */
+/** Elements nested deeper than this make a page no documentation has (and the converters' time grows with it). */
+const MAX_NESTING = 512;
+/** Elements without content, and elements whose end tag pages often leave out: neither is counted as nesting. */
+const UNNESTED = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr', 'p', 'li', 'dt', 'dd', 'tr', 'td', 'th', 'option']);
+
+/** How deep the page's elements nest, estimated from its tags in one linear pass, before any tree is built. */
+function nestingDepth(html: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (const m of html.matchAll(/<(\/?)([a-zA-Z][\w:-]*)[^>]*?(\/?)>/g)) {
+    if (m[3] || UNNESTED.has(m[2]!.toLowerCase())) continue;
+    depth = m[1] ? Math.max(0, depth - 1) : depth + 1;
+    deepest = Math.max(deepest, depth);
+  }
+  return deepest;
+}
+
+/**
+ * The page as Markdown: its title, its main content without boilerplate, and all its links. Throws for a page
+ * nested too deep to convert in reasonable time (a page made to stall a crawler).
+ */
 export function htmlToMarkdown(html: string, pageUrl: string): PageMarkdown {
+  if (nestingDepth(html) > MAX_NESTING) throw new Error(`its elements nest deeper than ${MAX_NESTING}`);
   const doc = parseDocument(html);
   const base = absolute(DomUtils.getElementsByTagName('base', doc, true, 1)[0]?.attribs.href ?? '', pageUrl) ?? pageUrl;
   const links = DomUtils.getElementsByTagName('a', doc, true)

@@ -66,4 +66,13 @@ describe('htmlToMarkdown', () => {
     const md = htmlToMarkdown(page('<div class="content"><h1>Plain</h1><p>Only text.</p></div>'), 'https://lib.dev/').markdown;
     expect(md).toBe('# Plain\n\nOnly text.');
   });
+
+  it('refuses a page nested deep enough to stall the converters, at once', () => {
+    const deep = `<main>${'<div>'.repeat(100_000)}x${'</div>'.repeat(100_000)}</main>`;
+    const started = Date.now();
+    expect(() => htmlToMarkdown(deep, 'https://lib.dev/')).toThrow(/nest deeper than 512/);
+    expect(Date.now() - started).toBeLessThan(2000);
+    // Unclosed paragraphs and list items, as pages often leave them, are not nesting.
+    expect(htmlToMarkdown(`<main><h1>List</h1><ul>${'<li>item'.repeat(3000)}</ul></main>`, 'https://lib.dev/').markdown).toContain('-   item');
+  });
 });

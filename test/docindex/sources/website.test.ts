@@ -5,7 +5,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createLogger } from '../../../core/log.js';
 import { splitFull } from '../../../docindex/sources/website/discovery.js';
 import { readSite, type SiteLimits } from '../../../docindex/sources/website/crawl.js';
-import { pagePath, pageUrl } from '../../../docindex/sources/website/pages.js';
+import { PageCache } from '../../../docindex/sources/website/cache.js';
+import { pagePath, pageUrl, PageWriter } from '../../../docindex/sources/website/pages.js';
 import type { SourceContext } from '../../../docindex/sources/types.js';
 import { FakeDocsSite } from '../../../fakes/fake-docs-site.js';
 import { outboundGuard } from '../../../outbound/guard.js';
@@ -242,5 +243,38 @@ describe('page paths and llms-full.txt', () => {
       { title: 'Two', url: 'https://x.dev/two', markdown: '# Two\nText two.' },
     ]);
     expect(splitFull('Intro words.\n# A\na\n```sh\n# comment\n```\n# B\nb', 'site').map((p) => p.title)).toEqual(['site', 'A', 'B']);
+  });
+
+  it('gives pages whose URLs make the same path a name each, whatever the order they come in', async () => {
+    const names = async (order: string[]) => {
+      const dir = await fs.mkdtemp(path.join(tmp, 'w-'));
+      const w = new PageWriter(dir);
+      for (const u of order) await w.write(pageUrl(u)!.key, pagePath(pageUrl(u)!.key), u);
+      const out: Record<string, string> = {};
+      for (const f of await files(dir)) out[await fs.readFile(path.join(dir, f), 'utf8')] = f;
+      return out;
+    };
+    const urls = ['https://x.dev/a', 'https://x.dev/a.html', 'https://x.dev/a.md', 'https://x.dev/b'];
+    const one = await names(urls);
+    expect(await names([...urls].reverse())).toEqual(one);
+    expect(one['https://x.dev/b']).toBe('b.md');
+    expect(new Set(Object.values(one)).size).toBe(4);
+    expect(one['https://x.dev/a']).toMatch(/^a-[0-9a-f]{8}\.md$/);
+  });
+});
+
+describe('PageCache', () => {
+  it('keeps the entries used most recently within its bounds', async () => {
+    const cache = await PageCache.open(tmp, createLogger('silent'), { maxEntries: 2, maxBytes: 1e6 });
+    const entry = (url: string) => ({ url, etag: '"e"', lastModified: null, title: url, markdown: 'text', links: [] });
+    for (const u of ['https://x.dev/1', 'https://x.dev/2', 'https://x.dev/3']) {
+      await cache.put(entry(u));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await cache.get('https://x.dev/1'); // used again: now the most recent
+    await cache.prune();
+    expect(await cache.get('https://x.dev/1')).toMatchObject({ title: 'https://x.dev/1' });
+    expect(await cache.get('https://x.dev/2')).toBeUndefined();
+    expect(await cache.get('https://x.dev/3')).toMatchObject({ title: 'https://x.dev/3' });
   });
 });
