@@ -160,10 +160,6 @@ class SiteRun {
     return { warnings, counts: { ...this.counts } };
   }
 
-  startMade(): Made | null {
-    return this.startPage?.outcome.kind === 'page' ? this.startPage.outcome.made : null;
-  }
-
   /** Reads a list of the site's (llms.txt, a sitemap), at most `maxListBytes`; null when there is none. */
   async readList(url: string, types: readonly DocType[], unchecked = false): Promise<string | null> {
     const got = await this.fetcher.get(url, { maxBytes: this.limits.maxListBytes, make: asText, types, unchecked });
