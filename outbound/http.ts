@@ -50,9 +50,11 @@ export async function request(what: string, url: string, init: RequestInit, ctx:
   const timeout = AbortSignal.timeout(left);
   const signal = AbortSignal.any([ctx.signal, timeout]);
   try {
-    if (!o.guard) return await fetch(url, { ...init, redirect: 'follow', signal });
+    // Redirects are followed unless the caller follows them itself (a site crawl checks each hop's origin).
+    const redirect = init.redirect ?? 'follow';
+    if (!o.guard) return await fetch(url, { ...init, redirect, signal });
     // undici's own fetch: the dispatcher is the guard's. Its Response has the same interface as the global one.
-    const res = await guardedFetch(url, { ...(init as UndiciRequestInit), redirect: 'follow', signal, dispatcher: o.guard.dispatcher });
+    const res = await guardedFetch(url, { ...(init as UndiciRequestInit), redirect, signal, dispatcher: o.guard.dispatcher });
     return res as unknown as Response;
   } catch (err) {
     throw failure(what, err, ctx, timeout, left);
