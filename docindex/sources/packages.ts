@@ -7,7 +7,7 @@ import { isGitRemoteUrl } from '../ids.js';
 import { extractArchive } from './archive.js';
 import { downloadTo } from './download.js';
 import { pruneToPackageDocs } from './package-docs.js';
-import { crateRepositoryFromManifest, lookupPackage } from './registries/index.js';
+import { crateRepositoryFromManifest, lookupPackage, registryHeaders } from './registries/index.js';
 import { checkoutPublished, type CheckoutProgress } from './repository.js';
 import type { Checkout, Ecosystem, PackageInfo, PackageVersion, SourceContext } from './types.js';
 
@@ -95,7 +95,14 @@ async function readArchive(deps: ActivityDeps, info: PackageInfo, v: PackageVers
   if (!v.archive) throw new PermanentError(`${info.name} ${v.version} has no archive and no repository that could be read`, 'NO_DOCUMENTATION');
   const file = path.join(ctx.workdir, `package.${v.archive.kind}`);
   const max = deps.config.sources.packageMaxBytes;
-  await downloadTo(v.archive.url, file, ctx, { maxBytes: max, what: `${info.name} ${v.version}'s archive`, ...(v.archive.sha256 && { sha256: v.archive.sha256 }), ...(v.archive.sha512 && { sha512: v.archive.sha512 }) });
+  await downloadTo(v.archive.url, file, ctx, {
+    maxBytes: max,
+    what: `${info.name} ${v.version}'s archive`,
+    // A private registry's credentials, for its own origin only (a tarball elsewhere gets none).
+    headers: await registryHeaders(info.ecosystem, v.archive.url),
+    ...(v.archive.sha256 && { sha256: v.archive.sha256 }),
+    ...(v.archive.sha512 && { sha512: v.archive.sha512 }),
+  });
   const out = await extractArchive(file, v.archive.kind, path.join(ctx.workdir, 'package'), { maxTotalBytes: max, signal: ctx.signal });
   await fs.rm(file, { force: true });
   return { root: out.root, files: out.files };
