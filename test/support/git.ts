@@ -73,13 +73,14 @@ export interface GitHost {
  * A git host on 127.0.0.1 speaking git's smart HTTP protocol through `git http-backend` (the CGI program that git
  * itself ships), with one token accepted as `Authorization: Basic x-access-token:<token>` or `Bearer <token>`.
  */
-export async function startGitHost(root: string, token: string): Promise<GitHost> {
+/** A git host over smart HTTP; `token: null` serves anyone, as a public host does (a package's repository). */
+export async function startGitHost(root: string, token: string | null): Promise<GitHost> {
   const requests: GitHost['requests'] = [];
   let gate: Promise<void> | undefined;
   const accepted = new Set([`Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`, `Bearer ${token}`]);
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const authorized = accepted.has(req.headers.authorization ?? '');
+    const authorized = token === null || accepted.has(req.headers.authorization ?? '');
     requests.push({ path: url.pathname, authorized });
     await gate;
     if (!authorized) {
