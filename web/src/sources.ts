@@ -23,6 +23,10 @@ export function sourceKind(source: LibrarySource): string {
       return 'folder';
     case 'website':
       return 'documentation site';
+    case 'pypi':
+      return 'PyPI package';
+    case 'crates':
+      return 'crate';
     default:
       return `${source} package`;
   }

@@ -68,7 +68,6 @@ export function LibrariesPage() {
       <h1>Libraries</h1>
       <p class="lead">Repositories, packages and documentation sites indexed into documentation snippets for coding assistants.</p>
       <AddLibrary onAdded={reload} />
-      <LockfilePanel onIndexed={reload} />
       <Section title="Indexed libraries" id="library-list">
         <ErrorText error={loadError} />
         {streamProblem && !loadError && <Notice>{streamProblem}</Notice>}
@@ -80,6 +79,7 @@ export function LibrariesPage() {
           <LibraryList libraries={libraries} jobs={jobs} onChanged={reload} />
         )}
       </Section>
+      <LockfilePanel onIndexed={reload} />
     </>
   );
 }
@@ -93,7 +93,7 @@ function LibraryList({ libraries, jobs, onChanged }: { libraries: Library[]; job
   const visible = libraries.filter((l) => shown === 'all' || (shown === 'on-demand') === Boolean(l.onDemand));
   return (
     <>
-      <label class="inline-select">
+      <label class="list-filter">
         Show
         <select value={shown} onChange={(e) => setShown(e.currentTarget.value as Shown)}>
           <option value="all">All libraries ({libraries.length})</option>
@@ -132,7 +132,7 @@ function SourceLine({ lib }: { lib: Library }) {
           · repository{' '}
           {repository ? (
             <a href={repository} rel="noopener noreferrer" target="_blank" class="source">
-              {lib.repositoryUrl}
+              {repository}
             </a>
           ) : (
             <span class="source">{lib.repositoryUrl}</span>
