@@ -40,7 +40,7 @@ describe('the web interface behind an API key', () => {
     // The event stream goes over fetch, with the key in its header (EventSource could not send one).
     const stream = page.waitForResponse((r) => r.url() === `${stack.url}/api/v1/jobs/stream`);
     await page.getByRole('link', { name: 'Libraries' }).click();
-    await page.getByText('No libraries yet: add a repository above.').waitFor();
+    await page.getByText('No libraries yet: add one above.').waitFor();
     expect((await stream).status()).toBe(200);
     await expect((await stream).request().headerValue('authorization')).resolves.toBe(`Bearer ${KEY}`);
     await expect(page.getByRole('alert').count()).resolves.toBe(0);

@@ -312,7 +312,7 @@ describe('the web interface, in a browser', () => {
 
     await row.getByRole('button', { name: 'Delete' }).click();
     await dialog.getByRole('button', { name: 'Delete library' }).click();
-    await page.getByText('No libraries yet: add a repository above.').waitFor();
+    await page.getByText('No libraries yet: add one above.').waitFor();
     expect((await json(await fetch(`${stack.url}/api/v1/libs`))).total).toBe(0);
     expect(unexpectedErrors()).toEqual([]);
   });

@@ -2,13 +2,27 @@
 
 export type LibraryState = 'pending' | 'indexing' | 'indexed' | 'error';
 
+/** Repositories, packages of a registry and documentation sites (web/src/sources.ts says how each is entered). */
+export type LibrarySource = 'git-host' | 'local' | 'npm' | 'pypi' | 'crates' | 'website';
+
 export interface Library {
   id: string;
   title: string;
   description: string | null;
-  source: 'git-host' | 'local';
+  source: LibrarySource;
+  /** The repository's URL or folder, the package's name, or the site's start URL. */
   sourceUrl: string;
   branch: string | null;
+  /** A package's repository, as its registry records it. */
+  repositoryUrl?: string | null;
+  /** The package version the default scope holds. */
+  latestVersion?: string | null;
+  /** How often it is refreshed (`6h`, `1d`, `off`); null: the server's default. */
+  refreshEvery?: string | null;
+  /** Which new versions a refresh registers (`minors:3`, `match:v2.*`); null: the server's default. */
+  versionPolicy?: string | null;
+  /** Registered by a search that found nothing, not by a person. */
+  onDemand?: boolean;
   state: LibraryState;
   totalSnippets: number;
   trustScore: number;
@@ -17,6 +31,27 @@ export interface Library {
   versions: string[];
   embeddingCount: number;
   indexedVersions: string[];
+}
+
+/** GET /api/v1/libs/:id/refresh: the library's refresh schedule. */
+export interface RefreshSchedule {
+  every: string;
+  paused: boolean;
+  note: string | null;
+  nextRunAt: string | null;
+  lastRunAt: string | null;
+  policy: string;
+}
+
+export type DependencyStatus = 'ready' | 'queued' | 'unknown';
+
+/** POST /api/v1/libs/from-lockfile: what became of each direct dependency of a project. */
+export interface LockfileResult {
+  format: string;
+  ecosystem: string;
+  dependencies: { name: string; version: string; libraryId: string | null; status: DependencyStatus; reason?: string }[];
+  summary: Record<DependencyStatus, number>;
+  warnings: string[];
 }
 
 export interface Version {

@@ -1,8 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { Badge, ConfirmDialog, CopyButton, ErrorText, formatDate, Link, Notice, Progress, Section, messageOf, useAction, useStream } from '../components.js';
+import { httpUrl, isPackage, refreshSummary, sourceKind, sourceNoun } from '../sources.js';
 import type { IndexBroadcast, IndexJob, Library, Version } from '../types.js';
-import { FolderPicker } from './folder-picker.js';
+import { AddLibrary } from './add-library.js';
+import { LockfilePanel } from './lockfile.js';
+import { RefreshPanel } from './refresh-schedule.js';
 
 const enc = encodeURIComponent;
 const ACTIVE = new Set(['queued', 'running']);
@@ -63,7 +66,7 @@ export function LibrariesPage() {
   return (
     <>
       <h1>Libraries</h1>
-      <p class="lead">Repositories indexed into documentation snippets for coding assistants.</p>
+      <p class="lead">Repositories, packages and documentation sites indexed into documentation snippets for coding assistants.</p>
       <AddLibrary onAdded={reload} />
       <Section title="Indexed libraries" id="library-list">
         <ErrorText error={loadError} />
@@ -71,119 +74,73 @@ export function LibrariesPage() {
         {libraries === null ? (
           !loadError && <p class="hint">Loading…</p>
         ) : libraries.length === 0 ? (
-          <p class="hint">No libraries yet: add a repository above.</p>
+          <p class="hint">No libraries yet: add one above.</p>
         ) : (
-          <ul class="list">
-            {libraries.map((lib) => (
-              <LibraryRow key={lib.id} lib={lib} jobs={jobs} onChanged={reload} />
-            ))}
-          </ul>
+          <LibraryList libraries={libraries} jobs={jobs} onChanged={reload} />
         )}
       </Section>
+      <LockfilePanel onIndexed={reload} />
     </>
   );
 }
 
-function AddLibrary({ onAdded }: { onAdded: () => Promise<void> }) {
-  const [source, setSource] = useState<'git-host' | 'local'>('git-host');
-  const [url, setUrl] = useState('');
-  const [folder, setFolder] = useState('');
-  const [token, setToken] = useState('');
-  const [title, setTitle] = useState('');
-  const [branch, setBranch] = useState('');
-  const [autoIndex, setAutoIndex] = useState(true);
-  const [picking, setPicking] = useState(false);
-  const [added, setAdded] = useState<string | null>(null);
-  const action = useAction();
+type Shown = 'all' | 'on-demand' | 'by-hand';
 
-  const submit = (e: Event) => {
-    e.preventDefault();
-    setAdded(null);
-    void action.run(async () => {
-      const body = {
-        source,
-        sourceUrl: (source === 'local' ? folder : url).trim(),
-        autoIndex,
-        ...(title.trim() && { title: title.trim() }),
-        ...(branch.trim() && { branch: branch.trim() }),
-        ...(source === 'git-host' && token.trim() && { gitHostToken: token.trim() }),
-      };
-      const res = await api<{ library: Library }>('/api/v1/libs', { method: 'POST', body });
-      setAdded(`Added ${res.library.id}${autoIndex ? '; indexing has started.' : '.'}`);
-      setUrl('');
-      setFolder('');
-      setToken('');
-      setTitle('');
-      setBranch('');
-      await onAdded();
-    });
-  };
-
+/** The list, filtered by who registered a library (the list API has no such filter: it is done here). */
+function LibraryList({ libraries, jobs, onChanged }: { libraries: Library[]; jobs: JobsByTarget; onChanged: () => Promise<void> }) {
+  const [shown, setShown] = useState<Shown>('all');
+  const onDemand = libraries.filter((l) => l.onDemand).length;
+  const visible = libraries.filter((l) => shown === 'all' || (shown === 'on-demand') === Boolean(l.onDemand));
   return (
-    <Section title="Add a library" id="add-library">
-      <form onSubmit={submit} class="form">
-        <fieldset class="choices">
-          <legend>Source</legend>
-          <label>
-            <input type="radio" name="source" value="git-host" checked={source === 'git-host'} onChange={() => setSource('git-host')} /> Git host URL
-          </label>
-          <label>
-            <input type="radio" name="source" value="local" checked={source === 'local'} onChange={() => setSource('local')} /> Folder on the server
-          </label>
-        </fieldset>
-        {source === 'git-host' ? (
-          <>
-            <label>
-              Repository URL
-              <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://github.com/owner/repo" />
-            </label>
-            <label>
-              Access token <span class="optional">(optional, for private repositories)</span>
-              <input type="password" autocomplete="off" value={token} onInput={(e) => setToken(e.currentTarget.value)} />
-              <span class="hint">Kept on the server and never shown again.</span>
-            </label>
-          </>
-        ) : (
-          <div class="with-button">
-            <label>
-              Folder
-              <input required value={folder} onInput={(e) => setFolder(e.currentTarget.value)} placeholder="/home/me/code/project" spellcheck={false} />
-            </label>
-            <button type="button" class="secondary" onClick={() => setPicking(true)}>
-              Browse…
-            </button>
-          </div>
-        )}
-        <details>
-          <summary>More options</summary>
-          <label>
-            Title <span class="optional">(default: the repository name)</span>
-            <input value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
-          </label>
-          <label>
-            Branch <span class="optional">(default: the default branch, or a local folder's working tree)</span>
-            <input value={branch} onInput={(e) => setBranch(e.currentTarget.value)} spellcheck={false} />
-          </label>
-        </details>
-        <label class="check">
-          <input type="checkbox" checked={autoIndex} onChange={(e) => setAutoIndex(e.currentTarget.checked)} /> Index it now
-        </label>
-        <button type="submit" disabled={action.busy}>
-          {action.busy ? 'Adding…' : 'Add library'}
-        </button>
-        <ErrorText error={action.error} />
-        {added && <Notice>{added}</Notice>}
-      </form>
-      <FolderPicker
-        open={picking}
-        start={folder}
-        onClose={() => setPicking(false)}
-        onPick={(p) => {
-          setFolder(p);
-          setPicking(false);
-        }}
-      />
-    </Section>
+    <>
+      <label class="list-filter">
+        Show
+        <select value={shown} onChange={(e) => setShown(e.currentTarget.value as Shown)}>
+          <option value="all">All libraries ({libraries.length})</option>
+          <option value="on-demand">Registered on demand by a search ({onDemand})</option>
+          <option value="by-hand">Registered by hand ({libraries.length - onDemand})</option>
+        </select>
+      </label>
+      {visible.length === 0 ? (
+        <p class="hint">No library here{shown === 'on-demand' ? ': none was registered by a search yet.' : '.'}</p>
+      ) : (
+        <ul class="list">
+          {visible.map((lib) => (
+            <LibraryRow key={lib.id} lib={lib} jobs={jobs} onChanged={onChanged} />
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+/** Where a library comes from: its kind and source, and for a package its version and repository. */
+function SourceLine({ lib }: { lib: Library }) {
+  const repository = httpUrl(lib.repositoryUrl);
+  return (
+    <p class="meta">
+      <code>{lib.id}</code> · <span data-testid="source-kind">{sourceKind(lib.source)}</span> <span class="source">{lib.sourceUrl}</span>
+      {isPackage(lib.source) && lib.latestVersion && (
+        <>
+          {' '}
+          · version <span data-testid="package-version">{lib.latestVersion}</span>
+        </>
+      )}
+      {lib.repositoryUrl && (
+        <>
+          {' '}
+          · repository{' '}
+          {repository ? (
+            <a href={repository} rel="noopener noreferrer" target="_blank" class="source">
+              {repository}
+            </a>
+          ) : (
+            <span class="source">{lib.repositoryUrl}</span>
+          )}
+        </>
+      )}
+      {lib.hasGitHostToken && ' · token set'}
+    </p>
   );
 }
 
@@ -212,26 +169,24 @@ function JobLine({ job, what }: { job: IndexJob | undefined; what: string }) {
 }
 
 function LibraryRow({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget; onChanged: () => Promise<void> }) {
-  const [showVersions, setShowVersions] = useState(false);
-  const [confirming, setConfirming] = useState(false);
+  const [open, setOpen] = useState<'versions' | 'schedule' | null>(null);
   const action = useAction();
   const job = jobs.get(lib.id);
   const busy = action.busy || (job !== undefined && ACTIVE.has(job.status));
+  const toggle = (panel: 'versions' | 'schedule') => setOpen(open === panel ? null : panel);
 
   return (
-    <li class="item" data-library-id={lib.id} data-state={lib.state}>
+    <li class="item" data-library-id={lib.id} data-state={lib.state} data-on-demand={lib.onDemand ? 'true' : undefined}>
       <div class="item-head">
         <h3>{lib.title}</h3>
         <Badge status={lib.state} />
+        {lib.onDemand && <Badge status="on_demand" />}
       </div>
-      <p class="meta">
-        <code>{lib.id}</code> · {lib.source === 'local' ? 'folder' : 'git host'} <span class="source">{lib.sourceUrl}</span>
-        {lib.hasGitHostToken && ' · token set'}
-      </p>
+      <SourceLine lib={lib} />
       <p class="counts">
         <span data-testid="snippet-count">{lib.totalSnippets} snippets</span> · {lib.embeddingCount} embeddings · trust {lib.trustScore.toFixed(1)} ·
         indexed {formatDate(lib.lastIndexedAt)}
-        {lib.versions.length > 0 && ` · versions: ${lib.versions.join(', ')}`}
+        {lib.versions.length > 0 && ` · versions: ${lib.versions.join(', ')}`} · <span data-testid="refresh-summary">{refreshSummary(lib)}</span>
       </p>
       <JobLine job={job} what={lib.id} />
       <div class="actions">
@@ -243,19 +198,34 @@ function LibraryRow({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget
         >
           {lib.lastIndexedAt ? 'Re-index' : 'Index'}
         </button>
-        <button type="button" class="secondary" aria-expanded={showVersions} aria-label={`Versions of ${lib.id}`} onClick={() => setShowVersions(!showVersions)}>
-          Versions
+        {lib.source !== 'website' && (
+          <button type="button" class="secondary" aria-expanded={open === 'versions'} aria-label={`Versions of ${lib.id}`} onClick={() => toggle('versions')}>
+            Versions
+          </button>
+        )}
+        <button type="button" class="secondary" aria-expanded={open === 'schedule'} aria-label={`Refresh schedule of ${lib.id}`} onClick={() => toggle('schedule')}>
+          Schedule
         </button>
         <Link href={`/search?library=${enc(lib.id)}`} class="button secondary" label={`Search ${lib.id}`}>
           Search
         </Link>
         <CopyButton text={lib.id} label="Copy id" />
-        <button type="button" class="danger" aria-label={`Delete ${lib.id}`} onClick={() => setConfirming(true)}>
-          Delete
-        </button>
+        <DeleteButton lib={lib} onDelete={() => action.run(async () => (await api(`/api/v1/libs/${enc(lib.id)}`, { method: 'DELETE' }), await onChanged()))} />
       </div>
       <ErrorText error={action.error} />
-      {showVersions && <Versions lib={lib} jobs={jobs} onChanged={onChanged} />}
+      {open === 'versions' && <Versions lib={lib} jobs={jobs} onChanged={onChanged} />}
+      {open === 'schedule' && <RefreshPanel lib={lib} onChanged={onChanged} />}
+    </li>
+  );
+}
+
+function DeleteButton({ lib, onDelete }: { lib: Library; onDelete: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  return (
+    <>
+      <button type="button" class="danger" aria-label={`Delete ${lib.id}`} onClick={() => setConfirming(true)}>
+        Delete
+      </button>
       <ConfirmDialog
         open={confirming}
         title={`Delete ${lib.id}?`}
@@ -263,15 +233,15 @@ function LibraryRow({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget
         onCancel={() => setConfirming(false)}
         onConfirm={() => {
           setConfirming(false);
-          void action.run(async () => (await api(`/api/v1/libs/${enc(lib.id)}`, { method: 'DELETE' }), await onChanged()));
+          onDelete();
         }}
       >
         <p>
-          Its versions, documents, snippets and embeddings are removed and its running jobs cancelled. The source{' '}
-          {lib.source === 'local' ? 'folder' : 'repository'} is not touched.
+          Its versions, documents, snippets and embeddings are removed, its running jobs cancelled and its refresh schedule deleted. The {sourceNoun(lib.source)} itself is not
+          touched.
         </p>
       </ConfirmDialog>
-    </li>
+    </>
   );
 }
 
@@ -341,7 +311,7 @@ function Versions({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget; 
           ))}
         </ul>
       ) : (
-        versions && <p class="hint">No versions registered: the default branch only.</p>
+        versions && <p class="hint">No versions registered: {isPackage(lib.source) ? `the latest only${lib.latestVersion ? ` (${lib.latestVersion})` : ''}` : 'the default branch only'}.</p>
       )}
       <form
         class="inline"
@@ -352,7 +322,7 @@ function Versions({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget; 
       >
         <label>
           Tag
-          <input required value={tag} onInput={(e) => setTag(e.currentTarget.value)} placeholder="v1.2.0" spellcheck={false} />
+          <input required value={tag} onInput={(e) => setTag(e.currentTarget.value)} placeholder={isPackage(lib.source) ? '5.2.0' : 'v1.2.0'} spellcheck={false} />
         </label>
         <button type="submit" disabled={action.busy}>
           Add and index
@@ -363,7 +333,11 @@ function Versions({ lib, jobs, onChanged }: { lib: Library; jobs: JobsByTarget; 
       </form>
       {discovered &&
         (lib.source !== 'local' ? (
-          <p class="hint">Tags are discovered for local folders only; type a tag of the remote repository instead.</p>
+          <p class="hint">
+            {isPackage(lib.source)
+              ? "Tags are discovered for local folders only; type one of the package's published versions instead."
+              : 'Tags are discovered for local folders only; type a tag of the remote repository instead.'}
+          </p>
         ) : unregistered.length ? (
           <div class="chips" aria-label="Tags found in the repository">
             {unregistered.map((t) => (

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, apiText } from '../api.js';
 import { Badge, CopyButton, ErrorText, Notice, Section, messageOf, useAction } from '../components.js';
 import { navigate } from '../router.js';
+import { isPackage } from '../sources.js';
 import type { ContextResult, Library } from '../types.js';
 
 const MODES = ['auto', 'keyword', 'semantic', 'hybrid'] as const;
@@ -14,6 +15,13 @@ interface Query {
   mode: string;
   alpha: string;
   tokens: string;
+}
+
+/** What the library's default scope is: a repository's branch, a package's latest version, a site as last read. */
+function defaultScope(lib: Library | undefined): string {
+  if (lib?.source === 'website') return 'the site';
+  if (lib && isPackage(lib.source)) return lib.latestVersion ? `latest (${lib.latestVersion})` : 'latest';
+  return 'default branch';
 }
 
 /** The library id the context endpoint takes: `/owner/repo`, or `/owner/repo/<tag>` for a version. */
@@ -94,6 +102,7 @@ export function SearchPage() {
               {libraries.map((l) => (
                 <option key={l.id} value={l.id}>
                   {l.title} ({l.id}) · {l.state}
+                  {l.onDemand ? ' · on demand' : ''}
                 </option>
               ))}
             </select>
@@ -103,7 +112,7 @@ export function SearchPage() {
             <select value={query.version} onChange={(e) => set({ version: e.currentTarget.value })}>
               {versions.map((v) => (
                 <option key={v} value={v}>
-                  {v === MAIN ? 'default branch' : v}
+                  {v === MAIN ? defaultScope(lib) : v}
                 </option>
               ))}
             </select>
