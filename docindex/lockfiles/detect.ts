@@ -49,9 +49,14 @@ export function sniffFormat(content: string): LockfileFormat | undefined {
   return sniffToml(content) ?? (isRequirementsText(content) ? 'requirements.txt' : undefined);
 }
 
-/** By the file name when it names a known format, else by the content. */
+/** Lockfiles of ecosystems Gristmill has no registry for: named so, they are refused, whatever their text looks like. */
+const OTHER_ECOSYSTEMS = /^(gemfile\.lock|gemfile|composer\.(lock|json)|go\.(mod|sum)|pipfile(\.lock)?|mix\.lock|pubspec\.(lock|yaml)|packages\.lock\.json|podfile\.lock)$/;
+
+/** By the file name when it names a known format, else by the content (never for another ecosystem's file name). */
 export function detectFormat(fileName: string | undefined, content: string): LockfileFormat {
-  const format = (fileName ? formatFromName(fileName) : undefined) ?? sniffFormat(content);
+  const base = fileName?.split(/[/\\]/).pop()!.trim().toLowerCase();
+  const named = fileName ? formatFromName(fileName) : undefined;
+  const format = named ?? (base && OTHER_ECOSYSTEMS.test(base) ? undefined : sniffFormat(content));
   if (format) return format;
   throw new ValidationError(
     'Not a lockfile or manifest Gristmill reads: send package-lock.json, pnpm-lock.yaml, yarn.lock, package.json, requirements.txt, poetry.lock, uv.lock, pyproject.toml, Cargo.lock or Cargo.toml',

@@ -51,6 +51,9 @@ const STATE_WORDS: Record<string, string> = {
   error: 'indexing failed; its documentation is not available',
 };
 
+/** The score of a library whose name or title is the name searched for, or starts with it (libraryScore). */
+const NAME_MATCH = 60;
+
 /** How well a library matches the name and query: name (repo) over title over description; 0 is no match. */
 export function libraryScore(lib: { id: string; title: string; description: string | null | undefined }, name: string, query: string): number {
   const n = name.trim().toLowerCase().replace(/^\//, '');
@@ -85,10 +88,11 @@ export async function searchLibraries(deps: RetrievalDeps, name: string, questio
     .filter((x) => x.score > 0)
     .sort((a, b) => b.score - a.score || Number(b.lib.trustScore) - Number(a.lib.trustScore) || b.lib.totalSnippets - a.lib.totalSnippets || (a.lib.id < b.lib.id ? -1 : 1))
     .slice(0, 20);
-  // Nothing indexed matches a name: a registry may have it (docindex/on-demand.ts); it is answered as being indexed.
-  if (!scored.length && libraryName.trim() && deps.onDemand) {
+  // Nothing indexed matches the name itself (its whole or its start; a shared word is not a match): a registry may
+  // have it (docindex/on-demand.ts). It comes first, answered as being indexed, before the weaker matches.
+  if (libraryName.trim() && deps.onDemand && !scored.some((x) => x.score >= NAME_MATCH)) {
     const registered = await deps.onDemand.search(libraryName, query);
-    if (registered) scored.push({ lib: registered, score: 1 });
+    if (registered && !scored.some((x) => x.lib.id === registered.id)) scored.unshift({ lib: registered, score: NAME_MATCH });
   }
   const ids = scored.map((x) => x.lib.id);
   const versions = ids.length ? await em.find(LibraryVersion, { repositoryId: { $in: ids } }, { orderBy: { createdAt: 'asc' } }) : [];

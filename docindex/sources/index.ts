@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ActivityDeps } from '../../activities/deps.js';
 import type { Config } from '../../core/config.js';
@@ -33,6 +34,8 @@ export async function checkoutSource(
   p: CheckoutProgress & { heartbeat(detail: string): void },
 ): Promise<Checkout & { packageVersion?: string }> {
   if (lib.source === 'git-host' || lib.source === 'local') return checkoutRepository(deps, lib, version, workdir, p);
+  // git makes its own folder; downloads and pages need this one.
+  await fs.mkdir(workdir, { recursive: true });
   const ctx: SourceContext = {
     config: deps.config,
     guard: outboundGuard(deps.config),
