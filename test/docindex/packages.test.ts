@@ -214,7 +214,7 @@ describe('on demand', () => {
   afterAll(async () => {
     await client?.close();
   });
-  const text = (r: { content?: unknown }) => (r.content as { text: string }[])[0]!.text;
+  const text = (r: Awaited<ReturnType<Client["callTool"]>>) => (r.content as { text: string }[])[0]!.text;
 
   it('registers a package nobody registered on a miss, and query-docs waits for its first index', async () => {
     const resolved = await client.callTool({ name: 'resolve-library-id', arguments: { libraryName: 'lazy-docs', query: 'lazy loading in javascript' } });

@@ -1,11 +1,10 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { type TestBrowser, launchBrowser } from '../support/browser.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
-import { FakeSources } from './source-fakes.js';
+import { FakeDocsSite } from '../../fakes/fake-docs-site.js';
+import { FakeRegistries } from '../../fakes/fake-registries.js';
+import { forgetRegistryEndpoints } from '../../docindex/sources/registries/index.js';
 
 /**
  * The web interface's new sources end to end, in headless Chromium against one stack: packages (npm here, from a
@@ -13,43 +12,33 @@ import { FakeSources } from './source-fakes.js';
  * rows, refresh schedules, on-demand libraries and a project's dependencies read from its lockfile.
  */
 let stack: TestStack;
-let fake: FakeSources;
+let registries: FakeRegistries;
+let docsSite: FakeDocsSite;
 let b: TestBrowser;
-let cargoHome: string;
-const savedEnv: Record<string, string | undefined> = {};
+const savedEnv = { ...process.env };
+const siteUrl = () => `${docsSite.url}/docs/`;
 
 const NPM_LIB = '/npm/widget-kit';
 const README = (name: string) => `# ${name}\n\n${name} renders widgets. Call \`${name}.mount(root)\` to start.\n\n## Install\n\n\`\`\`sh\nnpm install ${name}\n\`\`\`\n`;
 
-/** npm's, pip's and cargo's own settings, pointed at the fake: the server reads registries only through them. */
-function pointRegistriesAt(f: FakeSources): void {
-  cargoHome = fs.mkdtempSync(path.join(os.tmpdir(), 'gristmill-web-cargo-'));
-  fs.writeFileSync(path.join(cargoHome, 'config.toml'), `[source.crates-io]\nreplace-with = "fake"\n\n[source.fake]\nregistry = "sparse+${f.url}/crates/"\n`);
-  const env = { npm_config_registry: f.npmRegistry, PIP_INDEX_URL: `${f.url}/simple/`, CARGO_HOME: cargoHome };
-  for (const [k, v] of Object.entries(env)) {
-    savedEnv[k] = process.env[k];
-    process.env[k] = v;
-  }
-}
-
 beforeAll(async () => {
-  fake = await FakeSources.start([
-    { name: 'widget-kit', versions: ['1.1.0', '1.2.0'], readme: README('widget-kit') },
-    { name: 'gadget-lib', versions: ['0.9.0'], readme: README('gadget-lib') },
-    { name: 'sprocket', versions: ['3.0.0', '3.1.0'], readme: README('sprocket') },
-  ]);
-  pointRegistriesAt(fake);
-  [stack, b] = await Promise.all([startTestStack(), launchBrowser()]);
+  [registries, docsSite] = await Promise.all([FakeRegistries.start(), FakeDocsSite.start()]);
+  // A closed port: the package's archive is read instead of its repository.
+  const repository = 'https://127.0.0.1:9/acme/widget-kit.git';
+  for (const v of ['1.1.0', '1.2.0']) await registries.publish('npm', 'widget-kit', v, { 'README.md': README('widget-kit') }, { repository });
+  await registries.publish('npm', 'gadget-lib', '0.9.0', { 'README.md': README('gadget-lib') });
+  for (const v of ['3.0.0', '3.1.0']) await registries.publish('npm', 'sprocket', v, { 'README.md': README('sprocket') });
+  // npm's, pip's and cargo's own settings, pointed at the fake: the server reads registries only through them.
+  Object.assign(process.env, registries.npmEnv(), registries.pipEnv(), { CARGO_HOME: registries.cargoHome() });
+  forgetRegistryEndpoints();
+  [stack, b] = await Promise.all([startTestStack({ env: { INDEX_ON_DEMAND: 'true' } }), launchBrowser()]);
 });
 afterAll(async () => {
   await b?.close();
   await stack?.stop();
-  await fake?.close();
-  for (const [k, v] of Object.entries(savedEnv)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  if (cargoHome) fs.rmSync(cargoHome, { recursive: true, force: true });
+  await Promise.all([registries?.close(), docsSite?.close()]);
+  process.env = savedEnv;
+  forgetRegistryEndpoints();
 });
 
 function screenshotOnFailure(name: string): void {
@@ -109,10 +98,10 @@ describe('new sources in the web interface', () => {
     const site = add.getByRole('textbox', { name: 'Site URL', exact: true });
     await expect(site.getAttribute('type')).resolves.toBe('url');
     await expect(add.getByRole('textbox', { name: /^Version policy/ }).count()).resolves.toBe(0);
-    await site.fill(fake.siteUrl);
+    await site.fill(siteUrl());
     await add.getByRole('combobox', { name: /^Refresh/ }).selectOption('1d');
     const website = await submitAddForm(page);
-    expect(website.sent).toEqual({ source: 'website', sourceUrl: fake.siteUrl, autoIndex: false, refreshEvery: '1d' });
+    expect(website.sent).toEqual({ source: 'website', sourceUrl: siteUrl(), autoIndex: false, refreshEvery: '1d' });
 
     // A folder still has its branch.
     await add.getByRole('radio', { name: 'Folder on the server' }).check();
@@ -129,13 +118,13 @@ describe('new sources in the web interface', () => {
     await row.waitFor();
     await expect(row.getByTestId('source-kind').textContent()).resolves.toBe('npm package');
     await expect(row.locator('.meta').textContent()).resolves.toContain('widget-kit');
-    await expect(row.getByRole('link', { name: /127\.0\.0\.1:9\/acme\/widget-kit/ }).getAttribute('href')).resolves.toBe('https://127.0.0.1:9/acme/widget-kit.git');
+    await expect(row.getByRole('link', { name: /127\.0\.0\.1:9\/acme\/widget-kit/ }).getAttribute('href')).resolves.toBe('https://127.0.0.1:9/acme/widget-kit');
     await expect(row.getByTestId('refresh-summary').textContent()).resolves.toBe('refresh every 6h · versions minors:3');
     await expect(row.locator('.badge[data-status="on_demand"]').count()).resolves.toBe(0);
 
     const site = page.locator('[data-library-id^="/websites/"]');
     await expect(site.getByTestId('source-kind').textContent()).resolves.toBe('documentation site');
-    await expect(site.locator('.meta .source').first().textContent()).resolves.toBe(fake.siteUrl);
+    await expect(site.locator('.meta .source').first().textContent()).resolves.toBe(siteUrl());
     await expect(site.getByRole('button', { name: /^Versions of/ }).count(), 'a site has no versions').resolves.toBe(0);
 
     // Indexed from the registry (its archive: the repository's host is closed), the row shows the version.
