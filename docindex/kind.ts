@@ -46,20 +46,27 @@ export type IndexJobView = ReturnType<typeof serializeIndexJob>;
 
 /**
  * Library and version states follow their indexing job, in the same transaction as the job's change:
- * running -> `indexing`; done -> `indexed`; failed (or cancelled, or reconciled after a crash) -> back to `indexed`
- * when earlier snippets are still there to serve, else `error`.
+ * running -> `indexing`, unless the scope was indexed before: a re-index (a refresh's, every day) swaps its snippets
+ * in one transaction, so the old ones are served until then and the scope stays `indexed`; done -> `indexed`; failed
+ * (or cancelled, or reconciled after a crash) -> back to `indexed` when earlier snippets are still there to serve,
+ * else `error`.
  */
 async function followJob(tx: EntityManager, job: Job, before: Pick<Job, 'status' | 'completedAt'>): Promise<void> {
   const { repositoryId, versionId } = indexDetail(job);
+  // What the scope serves now: its snippets, and whether an earlier run indexed it.
+  const target = async () => {
+    const t = versionId ? await tx.findOne(LibraryVersion, { id: versionId }) : await tx.findOne(Library, { id: repositoryId });
+    const indexedAt = t && ('indexedAt' in t ? t.indexedAt : t.lastIndexedAt);
+    return { snippets: t?.totalSnippets ?? 0, indexedBefore: indexedAt != null };
+  };
   let state: 'indexing' | 'indexed' | 'error' | undefined;
-  if (job.completedAt == null && job.status === 'running' && before.status !== 'running') state = 'indexing';
-  else if (job.completedAt != null && before.completedAt == null) {
+  if (job.completedAt == null && job.status === 'running' && before.status !== 'running') {
+    const t = await target();
+    state = t.indexedBefore && t.snippets > 0 ? 'indexed' : 'indexing';
+  } else if (job.completedAt != null && before.completedAt == null) {
     if (job.status === 'done') state = 'indexed';
     else {
-      const target = versionId
-        ? await tx.findOne(LibraryVersion, { id: versionId })
-        : await tx.findOne(Library, { id: repositoryId });
-      state = target && target.totalSnippets > 0 ? 'indexed' : 'error';
+      state = (await target()).snippets > 0 ? 'indexed' : 'error';
     }
   }
   if (!state) return;

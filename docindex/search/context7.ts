@@ -132,6 +132,12 @@ export function context7LibraryId(raw: string): string {
 }
 
 function sourceUrl(r: ContextResult, filePath: string): string {
+  // A site's page is its URL (docindex/sources/website/pages.ts writes each page at its URL's path, `.md` added).
+  if (r.repository.source === 'website') return new URL(filePath.replace(/\.md$/, '').replace(/(^|\/)index$/, '$1'), new URL(r.repository.sourceUrl).origin + '/').href;
+  // A package's file, named by the registry and the version it came from.
+  if (r.repository.source === 'npm' || r.repository.source === 'pypi' || r.repository.source === 'crates') {
+    return `${r.repository.source}:${r.repository.sourceUrl}@${r.version?.resolved ?? r.repository.indexedVersion ?? 'latest'}/${filePath}`;
+  }
   const base = r.repository.sourceUrl.replace(/\.git$/, '').replace(/\/$/, '');
   if (r.localSource) return `${base}/${filePath}`;
   const ref = r.version?.resolved ?? r.repository.branch ?? 'main';

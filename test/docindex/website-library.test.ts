@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Job } from '../../db/entities/job.js';
+import { indexJobKind } from '../../docindex/kind.js';
 import { FakeDocsSite } from '../../fakes/fake-docs-site.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { api, enc, expectError, snippetsOf, waitForJob } from './helpers.js';
@@ -48,6 +50,16 @@ describe('a website library', () => {
     expect(site.count('/docs/getting-started', 200)).toBe(0);
     expect(site.count('/docs/guide/config', 200)).toBe(0);
     expect(await text()).toContain('proof(dough, minutes)');
+  });
+
+  it('stays served while it is indexed again: its state stays indexed, and only a first index answers 503', async () => {
+    const em = stack.orm.em.fork();
+    // The running job of a re-index, as the job store hands it to the kind.
+    const job: Pick<Job, 'detail' | 'status' | 'completedAt'> = { detail: { repositoryId: LIB(), versionId: null }, status: 'running', completedAt: null };
+    await em.transactional((tx) => indexJobKind.onChange!(tx, job as Job, { status: 'queued', completedAt: null }));
+    expect(((await em.fork().execute('select state from library where id = ?', [LIB()])) as { state: string }[])[0]!.state).toBe('indexed');
+    const ctx = await api(stack, 'GET', `/api/v1/context?${new URLSearchParams({ libraryId: LIB(), query: 'oven' })}`);
+    expect(ctx.status).toBe(200);
   });
 
   it('refuses a site at an address the outbound guard refuses, and versions', async () => {
