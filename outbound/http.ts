@@ -15,7 +15,11 @@ export { RecoverableError };
 export interface CallContext {
   signal: AbortSignal;
   deadline: number;
+  /** The setting the deadline comes from, named when it is used up (`QUEUE_TIMEOUT_MS`). */
+  setting?: string;
 }
+
+const settingOf = (ctx: CallContext) => (ctx.setting ? ` (${ctx.setting})` : '');
 
 const RECOVERABLE_STATUS = new Set([408, 425, 429]);
 export const isRecoverableStatus = (status: number) => status >= 500 || RECOVERABLE_STATUS.has(status);
@@ -46,7 +50,7 @@ function cause(err: unknown): string {
  */
 export async function request(what: string, url: string, init: RequestInit, ctx: CallContext, o: { guard?: OutboundGuard } = {}): Promise<Response> {
   const left = ctx.deadline - Date.now();
-  if (left <= 0) throw new RecoverableError(`${what} was not reached: the attempt's time is used up`);
+  if (left <= 0) throw new RecoverableError(`${what} was not reached: the attempt's time${settingOf(ctx)} is used up`);
   const timeout = AbortSignal.timeout(left);
   const signal = AbortSignal.any([ctx.signal, timeout]);
   try {
@@ -109,7 +113,7 @@ function failure(what: string, err: unknown, ctx: CallContext, timeout: AbortSig
   if (isAddressRefusal(reason)) return refused(what, reason);
   if (timeout?.aborted || (err as Error).name === 'TimeoutError' || Date.now() >= ctx.deadline) {
     return new RecoverableError(
-      budget ? `${what} did not answer within ${budget} ms` : `${what} timed out while sending its answer`,
+      budget ? `${what} did not answer within ${budget} ms${settingOf(ctx)}` : `${what} timed out while sending its answer${settingOf(ctx)}`,
     );
   }
   return new RecoverableError(`${what} could not be reached: ${redact(cause(err))}`);

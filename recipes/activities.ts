@@ -180,7 +180,7 @@ async function step<T>(
   const activity = Context.current();
   const { attempt } = activity.info;
   const item = await begin(deps, input, phase, attempt);
-  const ctx: CallContext = { signal: activity.cancellationSignal, deadline: Date.now() + input.timeoutMs };
+  const ctx: CallContext = { signal: activity.cancellationSignal, deadline: Date.now() + input.timeoutMs, setting: 'QUEUE_TIMEOUT_MS' };
   const beat = setInterval(() => activity.heartbeat(), Math.max(200, Math.min(2000, input.timeoutMs / 3)));
   let out: PhaseResult<T>;
   try {

@@ -86,7 +86,7 @@ export async function extractPost(url: string, o: ExtractOptions): Promise<Extra
 
 async function fromPage(url: string, o: ExtractOptions): Promise<Extracted> {
   const what = 'The post';
-  const ctx: CallContext = { signal: o.signal, deadline: o.deadline };
+  const ctx: CallContext = { signal: o.signal, deadline: o.deadline, setting: 'QUEUE_TIMEOUT_MS' };
   const res = await request(what, url, { headers: { accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5', 'user-agent': USER_AGENT } }, ctx, { guard: o.guard });
   if (!res.ok) {
     await res.body?.cancel().catch(() => undefined);

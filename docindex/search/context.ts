@@ -251,8 +251,8 @@ export function contextText(r: ContextResult): string {
   parts.push(results.join('\n'));
   const footer = [`Repository: ${r.repository.title} (${r.repository.id})`];
   if (r.version) footer.push(`Version: ${r.version.resolved} (${r.version.id})`);
-  if (r.repository.indexedAt) footer.push(indexedLine(r));
   footer.push(`Result count: ${r.resultCount}`);
+  if (r.repository.indexedAt) footer.push(indexedLine(r));
   parts.push(footer.join('\n'));
   return parts.join('\n\n') + '\n';
 }

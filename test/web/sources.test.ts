@@ -27,6 +27,7 @@ beforeAll(async () => {
   const repository = 'https://127.0.0.1:9/acme/widget-kit.git';
   for (const v of ['1.1.0', '1.2.0']) await registries.publish('npm', 'widget-kit', v, { 'README.md': README('widget-kit') }, { repository });
   await registries.publish('npm', 'gadget-lib', '0.9.0', { 'README.md': README('gadget-lib') });
+  await registries.publish('npm', 'cog-kit', '2.0.0', { 'README.md': README('cog-kit') });
   for (const v of ['3.0.0', '3.1.0']) await registries.publish('npm', 'sprocket', v, { 'README.md': README('sprocket') });
   // npm's, pip's and cargo's own settings, pointed at the fake: the server reads registries only through them.
   Object.assign(process.env, registries.npmEnv(), registries.pipEnv(), { CARGO_HOME: registries.cargoHome() });
@@ -109,7 +110,6 @@ describe('new sources in the web interface', () => {
     expect(unexpectedErrors()).toEqual([]);
   });
 
-  // Needs the lead's API: POST /api/v1/libs with the new sources.
   it('adds the package and the site, and shows where each comes from', async () => {
     screenshotOnFailure('sources-rows');
     const { page } = b;
@@ -136,7 +136,6 @@ describe('new sources in the web interface', () => {
     expect(unexpectedErrors()).toEqual([]);
   });
 
-  // Needs the lead's API: PACKAGE_NOT_FOUND.
   it("shows the registry's answer for a package that does not exist", async () => {
     screenshotOnFailure('sources-unknown');
     const { page } = b;
@@ -151,7 +150,6 @@ describe('new sources in the web interface', () => {
     await expect(add.getByRole('textbox', { name: 'Package name', exact: true }).inputValue(), 'the name stays, to fix it').resolves.toBe('no-such-package');
   });
 
-  // Needs the lead's API: GET /api/v1/libs/:id/refresh and PATCH refreshEvery, versionPolicy, refreshPaused.
   it('shows the refresh schedule, pauses and resumes it, and changes its interval and policy', async () => {
     screenshotOnFailure('sources-schedule');
     const { page } = b;
@@ -189,7 +187,6 @@ describe('new sources in the web interface', () => {
     expect(unexpectedErrors()).toEqual([]);
   });
 
-  // Needs the lead's API: a search that finds nothing registers the package on demand.
   it('marks a library a search registered on demand, and filters the list by it', async () => {
     screenshotOnFailure('sources-on-demand');
     const { page } = b;
@@ -211,7 +208,6 @@ describe('new sources in the web interface', () => {
     expect(unexpectedErrors()).toEqual([]);
   });
 
-  // The file is read into the form on its own; the answer needs the lead's API (POST /api/v1/libs/from-lockfile).
   it("reads a project's lockfile and shows what became of each dependency", async () => {
     screenshotOnFailure('sources-lockfile');
     const { page } = b;
@@ -251,6 +247,21 @@ describe('new sources in the web interface', () => {
     await page.locator('[data-library-id="/npm/sprocket"]').waitFor();
     await b.screenshot('sources-lockfile');
     await b.screenshot('sources-lockfile-phone', { phone: true });
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it('finds a library by name on the search page, registering a package nobody registered', async () => {
+    screenshotOnFailure('sources-find');
+    const { page } = b;
+    await page.goto(`${stack.url}/search`);
+    const find = page.getByRole('form', { name: 'Find a library' });
+    await find.getByRole('searchbox', { name: 'Find a library by name' }).fill('cog-kit');
+    await find.getByRole('button', { name: 'Find' }).click();
+    await find.getByTestId('found-libraries').filter({ hasText: '/npm/cog-kit' }).waitFor();
+    await expect(page.getByRole('combobox', { name: 'Library' }).inputValue()).resolves.toBe('/npm/cog-kit');
+    await find.getByRole('searchbox', { name: 'Find a library by name' }).fill('nothing-anywhere');
+    await find.getByRole('button', { name: 'Find' }).click();
+    await find.getByTestId('found-libraries').filter({ hasText: 'no registry has a package of that name' }).waitFor();
     expect(unexpectedErrors()).toEqual([]);
   });
 });

@@ -9,6 +9,8 @@ import { sourceHead } from '../../../docindex/refresh/head.js';
 import { readConfig } from '../../../runtime/config.js';
 import { type GitHost, git, startGitHost, TestRepo } from '../../support/git.js';
 import { createLogger } from '../../../core/log.js';
+import { forgetRegistryEndpoints } from '../../../docindex/sources/registries/index.js';
+import { FakeRegistries } from '../../../fakes/fake-registries.js';
 
 const log = createLogger('silent');
 
@@ -85,9 +87,29 @@ describe('sourceHead', () => {
     await expect(sourceHead({ config, log }, library('local', '/etc'))).rejects.toMatchObject({ code: 'LIBRARY_FOLDER_UNREADABLE' });
   });
 
-  it('says that packages and sites are not refreshed yet', async () => {
-    for (const source of ['npm', 'pypi', 'crates', 'website'] as const) {
-      await expect(sourceHead({ config, log }, library(source, 'x'))).rejects.toMatchObject({ code: 'REFRESH_NOT_SUPPORTED' });
+  it("reads a package's latest version and its versions from its registry, and a site as always read again", async () => {
+    const reg = await FakeRegistries.start();
+    const saved = { ...process.env };
+    try {
+      Object.assign(process.env, reg.npmEnv());
+      forgetRegistryEndpoints();
+      await reg.publish('npm', 'head-pkg', '1.0.0', { 'README.md': '# head-pkg\n' });
+      await reg.publish('npm', 'head-pkg', '1.1.0', { 'README.md': '# head-pkg\n' });
+      await reg.publish('npm', 'head-pkg', '2.0.0-beta.1', { 'README.md': '# head-pkg\n' });
+      const head = await sourceHead({ config, log }, library('npm', 'head-pkg'));
+      // The registry's latest is what the default scope should hold; a pre-release is offered, never the latest.
+      expect(head.revision).toBe('1.1.0');
+      expect(head.versions.map((v) => v.version).sort()).toEqual(['1.0.0', '1.1.0', '2.0.0-beta.1']);
+      expect(head.versions.every((v) => v.publishedAt !== null && v.yanked === false)).toBe(true);
+      // A registry at an address the guard refuses is never asked.
+      const before = reg.requests.length;
+      await expect(sourceHead({ config: strict, log }, library('npm', 'head-pkg'))).rejects.toMatchObject({ code: 'ADDRESS_NOT_ALLOWED' });
+      expect(reg.requests.length).toBe(before);
+    } finally {
+      process.env = saved;
+      forgetRegistryEndpoints();
+      await reg.close();
     }
+    expect(await sourceHead({ config, log }, library('website', 'https://docs.example.com/'))).toEqual({ revision: null, versions: [] });
   });
 });

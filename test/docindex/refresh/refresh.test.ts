@@ -85,7 +85,8 @@ async function waitForAll(ids: (string | null)[]) {
 
 describe('a library refreshed by its schedule', () => {
   it('has a schedule at the default interval, visible and pausable', async () => {
-    expect(await ensureRefreshSchedule(deps(), { id: LIB, refreshEvery: null })).toBe('created');
+    // Registering the library created it; ensuring it again changes nothing.
+    expect(await ensureRefreshSchedule(deps(), { id: LIB, refreshEvery: null })).toBe('unchanged');
     expect(await describeRefresh(deps(), LIB)).toMatchObject({ every: 86_400_000, paused: false });
     expect(await pauseRefresh(deps(), LIB, 'quiet please')).toBe(true);
     // Reconciling at start leaves the pause alone.
@@ -175,9 +176,12 @@ describe('a library refreshed by its schedule', () => {
     expect(lib!.last_commit).toBe(head);
   });
 
-  it('removes its own schedule once the library is gone', async () => {
-    const before = await runsTaken();
+  it('has its schedule removed with the library, and a schedule that outlived its library removes itself', async () => {
     expect((await api(stack, 'DELETE', `/api/v1/libs/${enc(LIB)}`)).status).toBe(200);
+    expect(await describeRefresh(deps(), LIB)).toBeNull();
+    // A schedule left behind (deleted while the library was being removed) finds it gone on its next run.
+    expect(await ensureRefreshSchedule(deps(), { id: LIB, refreshEvery: null })).toBe('created');
+    const before = await runsTaken();
     await refreshNow(deps(), LIB);
     expect(await nextRun(before)).toMatchObject({ skipped: 'library deleted' });
     expect(await describeRefresh(deps(), LIB)).toBeNull();

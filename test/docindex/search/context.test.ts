@@ -86,7 +86,11 @@ describe('GET /api/v1/context', () => {
     expect(b.resultCount).toBe(b.snippets.length);
     expect(b.snippets[0]).toMatchObject({ filePath: 'docs/hooks.md', versionId: null });
     expect(Object.keys(b.snippets[0]).sort()).toEqual(['breadcrumb', 'content', 'filePath', 'id', 'language', 'score', 'title', 'tokenCount', 'type', 'versionId']);
-    expect(b.repository).toEqual({ id: LIB, title: expect.any(String), source: 'local', sourceUrl: repo.dir, branch: null });
+    // Which version the answer comes from (a folder: its commit) and when it was indexed.
+    expect(b.repository).toEqual({
+      id: LIB, title: expect.any(String), source: 'local', sourceUrl: repo.dir, branch: null,
+      indexedVersion: expect.stringMatching(/^[0-9a-f]{12}$/), indexedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
     expect(b.localSource).toBe(true);
     expect(b.version).toBeNull();
     expect(b.versionTags).toEqual({});
@@ -173,7 +177,7 @@ describe('GET /api/v1/context', () => {
     expect(res.body.startsWith('## Rules\n\n- Always configure the router before rendering widgets.')).toBe(true);
     expect(res.body.indexOf('## Context Results')).toBeGreaterThan(0);
     expect(res.body).toContain('useEffect(() => {');
-    expect(res.body).toMatch(/Repository: .+ \(\/local\/widget-kit\)\nResult count: [1-9]/);
+    expect(res.body).toMatch(/Repository: .+ \(\/local\/widget-kit\)\nResult count: [1-9]\d*\nIndexed: [0-9a-f]{12}, \d{4}-\d\d-\d\d \d\d:\d\d UTC\n$/);
     const none = await text(`/api/v1/context?${new URLSearchParams({ libraryId: `${LIB}/v2.0.0`, query: 'zebra', type: 'txt', searchMode: 'keyword' })}`);
     expect(none.body).toContain('## Context Results\n\nNo matching snippets found');
     expect(none.body).toMatch(/Repository: .+ \(\/local\/widget-kit\)/);
@@ -269,7 +273,8 @@ describe('Context7-compatible endpoints', () => {
       expect(res.body.results).toHaveLength(1);
       const r = res.body.results[0];
       expect(Object.keys(r).sort()).toEqual(
-        ['benchmarkScore', 'branch', 'description', 'id', 'lastUpdateDate', 'state', 'stars', 'title', 'totalSnippets', 'totalTokens', 'trustScore', 'versions'].sort(),
+        // Context7's fields, and ours: where the library comes from and the version its default scope holds.
+        ['benchmarkScore', 'branch', 'description', 'id', 'indexedVersion', 'lastUpdateDate', 'source', 'state', 'stars', 'title', 'totalSnippets', 'totalTokens', 'trustScore', 'versions'].sort(),
       );
       expect(r).toMatchObject({ id: LIB, state: 'finalized', versions: ['v1.0.0', 'v2.0.0'] });
       expect(r.totalTokens).toBeGreaterThan(0);

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, apiText } from '../api.js';
 import { Badge, CopyButton, ErrorText, Notice, Section, messageOf, useAction } from '../components.js';
 import { navigate } from '../router.js';
+import { FindLibrary } from './find-library.js';
 import { isPackage } from '../sources.js';
 import type { ContextResult, Library } from '../types.js';
 
@@ -54,14 +55,16 @@ export function SearchPage() {
   const action = useAction();
   const set = (patch: Partial<Query>) => setQuery((q) => ({ ...q, ...patch }));
 
-  useEffect(() => {
+  const loadLibraries = (select?: string) =>
     api<{ libraries: Library[] }>('/api/v1/libs?limit=200').then(
       ({ libraries: libs }) => {
         setLibraries(libs);
-        setQuery((q) => (q.library || !libs[0] ? q : { ...q, library: libs[0].id }));
+        setQuery((q) => (select ? { ...q, library: select, version: MAIN } : q.library || !libs[0] ? q : { ...q, library: libs[0].id }));
       },
       (err) => setLoadError(messageOf(err)),
     );
+  useEffect(() => {
+    void loadLibraries();
     // A shared link (?q=...) runs at once.
     const initial = fromLocation();
     if (initial.library && initial.q) void search(initial);
@@ -88,6 +91,8 @@ export function SearchPage() {
       <p class="lead">Try the context endpoint that coding assistants call.</p>
       <Section title="Query" id="query">
         <ErrorText error={loadError} />
+        {/* A library found (or registered on demand) by name joins the list, chosen. */}
+        <FindLibrary onFound={(l) => void loadLibraries(l.id)} />
         <form
           class="form grid"
           onSubmit={(e) => {
