@@ -9,7 +9,9 @@ import { createLogger } from '../core/log.js';
 import { startStack } from '../runtime/stack.js';
 import { freePort } from '../fakes/ports.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
+import { libraryIdOfSite } from '../docindex/ids.js';
 import { REAL_MODEL_NAME, realModel } from './quality-model.js';
+import { DocsSite, isPublishable } from './quality-site.js';
 
 const run = promisify(execFile);
 
@@ -28,9 +30,18 @@ const run = promisify(execFile);
  * - semantic and hybrid with another model when QUALITY_EMBEDDINGS_URL names an OpenAI-compatible embeddings server
  *   (QUALITY_EMBEDDINGS_MODEL, default all-MiniLM-L6-v2; QUALITY_EMBEDDINGS_KEY if it wants one).
  *
+ * The `site` phase asks the same questions of the same documentation read from a website instead (the `website` source):
+ * the Markdown files each folder library indexed are rendered to HTML pages in a documentation theme's layout, served on
+ * 127.0.0.1 with a sitemap (bench/quality-site.ts), registered as website libraries and indexed through the real
+ * pipeline; a snippet counts for the file its page was rendered from. The same Markdown files alone are also indexed as a
+ * folder (`<name>-markdown`), so the site's figures can be told apart from the folder's code and type declarations, which
+ * the site does not have. Rows say `(folder)`, `(Markdown only)` and `(site)`. The site phase costs about 40 s; its
+ * libraries are then deleted, unless the `site-models` phase keeps them for the models' phases to measure as well (it
+ * doubles the time spent embedding).
+ *
  * `fastify-pino.json` is the main corpus; `undici.json` is the independent one, never used to tune ranking, so its
  * figures show whether a change generalises. QUALITY_VERBOSE=<corpus> lists that corpus's misses (rank over 5).
- * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,tiny,local,remote`) chooses the phases;
+ * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`) chooses the phases;
  * SEARCH_RANK_CANDIDATES is passed on.
  */
 
@@ -45,6 +56,10 @@ interface Corpus {
   packages: { name: string; version: string }[];
   questions: Question[];
 }
+/** What a question is asked of: the package's folder, a folder of its Markdown files only, or the site made of them. */
+type Target = 'folder' | 'markdown' | 'site';
+const TARGET_LABELS: Record<Target, string> = { folder: 'folder', markdown: 'Markdown only', site: 'site' };
+
 interface Row {
   mode: string;
   ranks: (number | null)[];
@@ -102,6 +117,8 @@ export async function quality(): Promise<void> {
     LOG_LEVEL: 'warn',
     EMBEDDING_ALLOW_DOWNLOADS: 'false',
     LOCAL_SOURCE_ROOTS: path.join(dir, 'corpus'),
+    // The site phase's documentation site is on 127.0.0.1, which the outbound guard refuses unless allowed.
+    OUTBOUND_ALLOW: '127.0.0.1',
     ...(process.env.SEARCH_RANK_CANDIDATES && { SEARCH_RANK_CANDIDATES: process.env.SEARCH_RANK_CANDIDATES }),
     ...(process.env.TEMPORAL_CLI && { TEMPORAL_CLI: process.env.TEMPORAL_CLI }),
   });
@@ -137,24 +154,28 @@ export async function quality(): Promise<void> {
     return performance.now() - t0;
   };
 
-  const ask = async (q: Question, mode: string, alpha?: number) => {
-    const params = new URLSearchParams({ libraryId: `/local/${q.library}`, query: q.question, searchMode: mode });
+  const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,site,tiny,local,remote').split(','));
+  let site: DocsSite | undefined;
+  /** A question asked of one of a package's libraries; a site's pages are mapped back to the files they were made of. */
+  const ask = async (q: Question, mode: string, alpha?: number, target: Target = 'folder') => {
+    const libraryId = target === 'site' ? libraryIdOfSite(site!.startUrl(q.library)) : target === 'markdown' ? `/local/${q.library}-markdown` : `/local/${q.library}`;
+    const params = new URLSearchParams({ libraryId, query: q.question, searchMode: mode });
     if (alpha !== undefined) params.set('alpha', String(alpha));
     const t0 = performance.now();
     const body = await call('GET', `/api/v1/context?${params}`);
     const ms = performance.now() - t0;
     if (body.searchMode !== mode) throw new Error(`asked ${mode}, ran ${body.searchMode}`);
-    const files = (body.snippets as { filePath: string }[]).map((s) => s.filePath);
+    const files = (body.snippets as { filePath: string }[]).map((s) => (target === 'site' ? (site!.sourceOf(q.library, s.filePath) ?? `(page) ${s.filePath}`) : s.filePath));
     const at = files.findIndex((f) => q.answers.includes(f));
     return { rank: at < 0 ? null : at + 1, ms, top: files.slice(0, 3) };
   };
   const rows = new Map<string, Row[]>(list.map((c) => [c.name, []]));
   const sweeps = new Map<string, string[]>(list.map((c) => [c.name, []]));
-  const evaluate = async (label: string, mode: string, alpha?: number) => {
+  const evaluate = async (label: string, mode: string, alpha?: number, target: Target = 'folder') => {
     for (const c of list) {
       const row: Row = { mode: label, ranks: [], ms: [] };
       for (const q of c.questions) {
-        const a = await ask(q, mode, alpha);
+        const a = await ask(q, mode, alpha, target);
         row.ranks.push(a.rank);
         row.ms.push(a.ms);
         if (process.env.QUALITY_VERBOSE === c.name && (a.rank === null || a.rank > 5)) {
@@ -176,13 +197,8 @@ export async function quality(): Promise<void> {
     }
   };
 
-  try {
-    // Keyword only first: a `none` profile is the active one.
-    await call('PUT', '/api/v1/settings/embedding', { profile: { id: 'keyword-only', name: 'keyword only', provider: 'none', default: true } });
-    const t0 = performance.now();
-    for (const p of packages) await call('POST', '/api/v1/libs', { source: 'local', sourceUrl: folders.get(p.name) });
-    await settle();
-    console.log(`indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s (no embeddings)`);
+  /** The snippets of the libraries whose id matches: how many, from what, how big. */
+  const printStats = async (ids: RegExp) => {
     const stats: { repository_id: string; n: number; tests: number; declarations: number; tiny: number; chars: number }[] = await stack.orm.em.fork().execute(
       `select s.repository_id, count(*)::int as n,
          count(*) filter (where d.file_path ~* '(^|/)(tests?|__tests__|fixtures?|__snapshots__)/|[.](test|spec)[.]')::int as tests,
@@ -191,20 +207,71 @@ export async function quality(): Promise<void> {
          sum(length(s.content))::int as chars
        from snippet s join library_document d on d.id = s.document_id group by s.repository_id order by 1`,
     );
-    for (const s of stats) {
+    for (const s of stats.filter((x) => ids.test(x.repository_id))) {
       console.log(
         `  ${s.repository_id}: ${s.n} snippets (${(s.chars / 1024).toFixed(0)} KiB); from tests or fixtures ${s.tests}, from .d.ts ${s.declarations}, under 40 characters ${s.tiny}`,
       );
     }
-    await evaluate('keyword', 'keyword');
+  };
+  /** The site phase: the folder libraries' Markdown files published as a site, and alone as folders. */
+  const indexSite = async () => {
+    const libs = await Promise.all(
+      packages.map(async (p) => {
+        const rows: { file_path: string }[] = await stack.orm.em.fork().execute(`select file_path from library_document where repository_id = ? and version_id is null`, [`/local/${p.name}`]);
+        return { name: p.name, root: folders.get(p.name)!, files: rows.map((r) => r.file_path) };
+      }),
+    );
+    site = await DocsSite.start(libs);
+    const docs = libs.flatMap((l) => l.files).filter((f) => /\.(?:md|markdown|mdx|rst|txt|ipynb)$/i.test(f));
+    const left = docs.filter((f) => !isPublishable(f)).length;
+    console.log(`site: ${site.pages} pages at ${site.origin} (the folders' indexed Markdown files; ${left} other documentation files left out)`);
+    for (const l of libs) {
+      const copy = path.join(dir, 'corpus', `${l.name}-markdown`);
+      for (const f of l.files.filter(isPublishable)) {
+        await fs.mkdir(path.dirname(path.join(copy, f)), { recursive: true });
+        await fs.copyFile(path.join(l.root, f), path.join(copy, f));
+      }
+      await call('POST', '/api/v1/libs', { source: 'local', sourceUrl: copy });
+    }
+    await settle();
+    const t0 = performance.now();
+    for (const p of packages) await call('POST', '/api/v1/libs', { source: 'website', sourceUrl: site.startUrl(p.name) });
+    await settle();
+    console.log(`site read and indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s (no embeddings)`);
+    await printStats(/^\/websites\/|-markdown$/);
+  };
 
-    const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,tiny,local,remote').split(','));
+  try {
+    // Keyword only first: a `none` profile is the active one.
+    await call('PUT', '/api/v1/settings/embedding', { profile: { id: 'keyword-only', name: 'keyword only', provider: 'none', default: true } });
+    const t0 = performance.now();
+    for (const p of packages) await call('POST', '/api/v1/libs', { source: 'local', sourceUrl: folders.get(p.name) });
+    await settle();
+    console.log(`indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s (no embeddings)`);
+    await printStats(/^\/local\/(?!.*-markdown$)/);
+    const targets: Target[] = phases.has('site') ? ['folder', 'markdown', 'site'] : ['folder'];
+    /** A mode's row for each target: `semantic (tiny model, site)`; the folder's alone is labelled as it always was. */
+    const evaluateAll = async (mode: string, detail?: string) => {
+      for (const t of targets) {
+        const words = [detail, targets.length > 1 ? TARGET_LABELS[t] : undefined].filter(Boolean);
+        await evaluate(words.length ? `${mode} (${words.join(', ')})` : mode, mode, undefined, t);
+      }
+    };
+    if (phases.has('site')) await indexSite();
+    await evaluateAll('keyword');
+    if (phases.has('site') && !phases.has('site-models')) {
+      for (const p of packages) {
+        for (const id of [`/local/${p.name}-markdown`, libraryIdOfSite(site!.startUrl(p.name))]) await call('DELETE', `/api/v1/libs/${encodeURIComponent(id)}`);
+      }
+      targets.splice(1);
+    }
+
     /** One embedding model: its profile made active (every library embedded), then semantic, hybrid and the sweep. */
     const measureModel = async (label: string, profile: Record<string, unknown>) => {
       const ms = await activate(profile);
       console.log(`embedded with ${label} in ${(ms / 1000).toFixed(1)} s`);
-      await evaluate(`semantic (${label})`, 'semantic');
-      await evaluate(`hybrid (${label}, default alpha)`, 'hybrid');
+      await evaluateAll('semantic', label);
+      await evaluateAll('hybrid', `${label}, default alpha`);
       await sweep(label);
     };
     if (phases.has('tiny')) {
@@ -229,17 +296,18 @@ export async function quality(): Promise<void> {
     for (const c of list) {
       const own = c.questions.filter((q) => q.wording === 'own').length;
       console.log(`\n${c.name}: ${c.questions.length} questions (${c.questions.length - own} in the documentation's words, ${own} in a developer's)`);
-      console.log(`  ${'mode'.padEnd(40)} hit@1  hit@3  hit@5  MRR@10  MRR docs/own  p50 ms  p95 ms`);
+      console.log(`  ${'mode'.padEnd(52)} hit@1  hit@3  hit@5  MRR@10  MRR docs/own  p50 ms  p95 ms`);
       for (const r of rows.get(c.name)!) {
         const m = metrics(r.ranks);
         const by = (w: string) => metrics(r.ranks.filter((_, i) => c.questions[i]!.wording === w)).mrr.toFixed(2);
         console.log(
-          `  ${r.mode.padEnd(40)} ${m.h1.toFixed(2)}   ${m.h3.toFixed(2)}   ${m.h5.toFixed(2)}   ${m.mrr.toFixed(2)}    ${by('docs')} / ${by('own')}   ${pct(r.ms, 50).toFixed(0).padStart(5)}   ${pct(r.ms, 95).toFixed(0).padStart(5)}`,
+          `  ${r.mode.padEnd(52)} ${m.h1.toFixed(2)}   ${m.h3.toFixed(2)}   ${m.h5.toFixed(2)}   ${m.mrr.toFixed(2)}    ${by('docs')} / ${by('own')}   ${pct(r.ms, 50).toFixed(0).padStart(5)}   ${pct(r.ms, 95).toFixed(0).padStart(5)}`,
         );
       }
       for (const line of sweeps.get(c.name)!) console.log(line);
     }
   } finally {
+    await site?.close();
     await stack.stop();
     await fs.rm(dir, { recursive: true, force: true });
   }

@@ -26,6 +26,8 @@ const DROPPED_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'search'])
 const BOILERPLATE = /(?:^|[-_])(?:sidebar|sidenav|toc|table-of-contents|breadcrumbs?|edit-this-page|edit-page|editlink|pagination|pager|prev-next|navbar|skip-link|skip-to-content|headerlink|hash-link|anchor-link|copy-button|cookie-banner|announcement-bar|feedback)(?:$|[-_])/i;
 /** Links kept of one page: more is a generated page (an index of everything), not navigation worth following. */
 const MAX_LINKS = 2000;
+/** Headings and sections carry anchors made from their own text (`id="pagination"`): only their classes can say boilerplate. */
+const ANCHORED = /^(?:h[1-6]|section)$/;
 const LANGUAGE_CLASS = /^(?:language|lang|highlight-source|highlight)-([\w+#.-]+)$/i;
 
 function isBoilerplate(el: Element): boolean {
@@ -34,7 +36,9 @@ function isBoilerplate(el: Element): boolean {
   if (el.name === 'header') return !DomUtils.getElementsByTagName('h1', el, true, 1).length;
   if (DROPPED_ROLES.has(el.attribs.role ?? '')) return true;
   if (el.attribs['aria-hidden'] === 'true') return true;
-  const words = `${el.attribs.class ?? ''} ${el.attribs.id ?? ''}`.split(/\s+/);
+  const classes = (el.attribs.class ?? '').split(/\s+/);
+  const anchored = ANCHORED.test(el.name) || classes.includes('section'); // older Sphinx: <div class="section" id>
+  const words = anchored ? classes : [...classes, el.attribs.id ?? ''];
   return words.some((w) => BOILERPLATE.test(w));
 }
 

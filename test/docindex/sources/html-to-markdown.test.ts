@@ -57,6 +57,18 @@ describe('htmlToMarkdown', () => {
     expect(md).toBe('# T\n\nBody text.');
   });
 
+  it('keeps headings and sections whose anchor is a boilerplate word, and still drops boilerplate by its id', () => {
+    // Anchors are made from the heading's text (Docusaurus and MkDocs on the heading, Sphinx on its section).
+    const md = htmlToMarkdown(
+      page(`<main><h1 id="guide">Guide</h1><h2 id="guides-table-of-contents">Guides table of contents</h2><p>In alphabetical order.</p>
+<section id="pagination"><h2>Pagination</h2><p>Pass the cursor.</p></section>
+<div class="section" id="sidebar"><h2>Sidebar widget</h2><p>It folds.</p></div>
+<div id="toc"><a href="#pagination">Pagination</a></div><div id="sidebar-menu">Menu</div></main>`),
+      'https://lib.dev/docs/guide',
+    ).markdown;
+    expect(md).toBe('# Guide\n\n## Guides table of contents\n\nIn alphabetical order.\n\n## Pagination\n\nPass the cursor.\n\n## Sidebar widget\n\nIt folds.');
+  });
+
   it('takes the title from <title> when the page has no <h1>, and from the URL when it has neither', () => {
     expect(htmlToMarkdown(page('<main><p>Text.</p></main>'), 'https://lib.dev/x').title).toBe('Intro | Lib');
     expect(htmlToMarkdown(page('<main><p>Text.</p></main>', ''), 'https://lib.dev/docs/rest-api.html').title).toBe('rest api');
