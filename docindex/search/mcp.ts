@@ -82,7 +82,7 @@ export function createMcpServer(deps: RetrievalDeps): McpServer {
       return text(`${context7Text(result)}\n${result.repository.id}: ${indexedLine(result)}\n`);
     }),
   );
-  // Registering needs the job machinery: offered where it is there (the API's /mcp), not over stdio.
+  // Registering starts jobs: offered where a Temporal client is there (the API's /mcp; stdio when Temporal answers).
   const registrar = deps.onDemand;
   if (registrar) {
     server.registerTool(

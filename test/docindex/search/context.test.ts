@@ -333,11 +333,10 @@ describe('Context7-compatible endpoints', () => {
 });
 
 describe('MCP', () => {
-  async function exercise(client: Client, over: 'http' | 'stdio') {
+  async function exercise(client: Client) {
     const tools = await client.listTools();
-    // Registering a project's dependencies starts jobs: the API's /mcp offers it, stdio does not.
-    const registering = over === 'http' ? ['index-dependencies'] : [];
-    expect(tools.tools.map((t) => t.name).sort()).toEqual([...registering, 'query-docs', 'resolve-library-id']);
+    // Registering a project's dependencies starts jobs: offered wherever Temporal answers (both, here).
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['index-dependencies', 'query-docs', 'resolve-library-id']);
     const resolved = await client.callTool({ name: 'resolve-library-id', arguments: { libraryName: 'widget-kit', query: 'routing' } });
     const resolvedText = (resolved.content as { text: string }[])[0]!.text;
     expect(resolvedText).toMatch(/^Available Libraries:/);
@@ -361,7 +360,7 @@ describe('MCP', () => {
     const client = new Client({ name: 'test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`)));
     try {
-      await exercise(client, 'http');
+      await exercise(client);
     } finally {
       await client.close();
     }
@@ -376,12 +375,12 @@ describe('MCP', () => {
         command: process.execPath,
         args: ['--import', 'tsx', 'bin/mcp.ts'],
         cwd: path.resolve(import.meta.dirname, '../../..'),
-        env: { ...env, DATABASE_URL: stack.databaseUrl, DATA_DIR: stack.dataDir, LOG_LEVEL: 'info', EMBEDDING_MODEL_PATH: modelPath },
+        env: { ...env, DATABASE_URL: stack.databaseUrl, DATA_DIR: stack.dataDir, TEMPORAL_ADDRESS: stack.config.temporalAddress!, LOG_LEVEL: 'info', EMBEDDING_MODEL_PATH: modelPath },
         stderr: 'ignore',
       }),
     );
     try {
-      await exercise(client, 'stdio');
+      await exercise(client);
     } finally {
       await client.close();
     }
