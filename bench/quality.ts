@@ -16,9 +16,10 @@ import { DocsSite, isPublishable } from './quality-site.js';
 const run = promisify(execFile);
 
 /**
- * Retrieval quality on real documentation nobody here wrote. Each corpus is a set of npm packages fetched at run
- * time with `npm pack` (never committed), unpacked whole, the way a user registers a repository folder, and indexed
- * through the real pipeline; its questions (bench/quality/*.json, our own text) are asked through the context
+ * Retrieval quality on real documentation nobody here wrote. Each corpus is a set of packages fetched at run time
+ * through their ecosystem's client (never committed): npm with `npm pack`, PyPI with `pip download` (the source
+ * distribution), crates with `cargo vendor`. Each is unpacked whole (or only its `folder`), the way a user registers a
+ * repository folder, and indexed through the real pipeline; its questions (bench/quality/*.json, our own text) are asked through the context
  * endpoint. A question is answered at the rank of the first snippet from one of its labelled files; figures are
  * hit@1, hit@3, hit@5 and MRR@10, per search mode:
  *
@@ -39,8 +40,9 @@ const run = promisify(execFile);
  * libraries are then deleted, unless the `site-models` phase keeps them for the models' phases to measure as well (it
  * doubles the time spent embedding).
  *
- * `fastify-pino.json` is the main corpus; `undici.json` is the independent one, never used to tune ranking, so its
- * figures show whether a change generalises. QUALITY_VERBOSE=<corpus> lists that corpus's misses (rank over 5).
+ * `fastify-pino.json` is the main corpus, the only one ranking may be tuned on; the others (undici, click, clap,
+ * pymdown-extensions' MkDocs site) are held out, never used to tune ranking, so their figures show whether a change
+ * generalises. QUALITY_VERBOSE=<corpus> lists that corpus's misses (rank over 5).
  * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`) chooses the phases;
  * SEARCH_RANK_CANDIDATES is passed on.
  */
@@ -51,9 +53,21 @@ interface Question {
   answers: string[];
   wording: 'docs' | 'own';
 }
+/**
+ * A package of a corpus, from npm (the default), PyPI or crates, each fetched through its ecosystem's own client and
+ * configuration. `folder` keeps only that folder of the package (a documentation site shipped inside it); the
+ * library is `/local/<name>` either way, and answers are relative to what is kept.
+ */
+interface Package {
+  registry?: 'npm' | 'pypi' | 'crates';
+  name: string;
+  version: string;
+  folder?: string;
+}
 interface Corpus {
   name: string;
-  packages: { name: string; version: string }[];
+  description: string;
+  packages: Package[];
   questions: Question[];
 }
 /** What a question is asked of: the package's folder, a folder of its Markdown files only, or the site made of them. */
@@ -65,6 +79,9 @@ interface Row {
   ranks: (number | null)[];
   ms: number[];
 }
+
+/** The corpus ranking may be tuned on; every other one is held out. */
+const MAIN_CORPUS = 'fastify-pino';
 
 const ALPHAS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 
@@ -78,19 +95,49 @@ async function corpora(): Promise<Corpus[]> {
     const data = JSON.parse(await fs.readFile(path.join(dir, file), 'utf8')) as Omit<Corpus, 'name'>;
     out.push({ name, ...data });
   }
-  // The main corpus first.
-  return out.sort((a, b) => Number(a.name === 'undici') - Number(b.name === 'undici'));
+  // The main corpus first, the held-out ones after it.
+  return out.sort((a, b) => Number(b.name === MAIN_CORPUS) - Number(a.name === MAIN_CORPUS));
 }
 
-/** `npm pack` into a temporary folder, unpacked into `<root>/<package name>` (the library id is then /local/<name>). */
-async function unpack(root: string, pkg: { name: string; version: string }): Promise<string> {
-  const tarballs = path.join(root, 'tarballs');
-  await fs.mkdir(tarballs, { recursive: true });
-  const { stdout } = await run('npm', ['pack', `${pkg.name}@${pkg.version}`, '--pack-destination', tarballs, '--silent'], { maxBuffer: 1 << 20 });
-  const tarball = path.join(tarballs, stdout.trim().split('\n').at(-1)!);
+/** The package's archive, fetched by its ecosystem's client into `dir`: an npm tarball or a PyPI source distribution. */
+async function download(dir: string, pkg: Package): Promise<string> {
+  await fs.mkdir(dir, { recursive: true });
+  if (pkg.registry === 'pypi') {
+    // A source distribution, not a wheel: it is the one that usually ships the docs.
+    await run('pip', ['download', '--no-deps', '--no-binary', ':all:', '--quiet', '--dest', dir, `${pkg.name}==${pkg.version}`], { maxBuffer: 1 << 22 });
+    const [archive] = await fs.readdir(dir);
+    return path.join(dir, archive!);
+  }
+  const { stdout } = await run('npm', ['pack', `${pkg.name}@${pkg.version}`, '--pack-destination', dir, '--silent'], { maxBuffer: 1 << 20 });
+  return path.join(dir, stdout.trim().split('\n').at(-1)!);
+}
+
+/**
+ * A crate, unpacked by `cargo vendor` from a throwaway project that depends on it (without default features, so that
+ * few other crates come along); cargo reads its own configuration, source replacement included.
+ */
+async function vendorCrate(dir: string, pkg: Package): Promise<string> {
+  await fs.mkdir(path.join(dir, 'src'), { recursive: true });
+  await fs.writeFile(path.join(dir, 'src', 'lib.rs'), '');
+  const manifest = `[package]\nname = "corpus"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\n${pkg.name} = { version = "=${pkg.version}", default-features = false }\n`;
+  await fs.writeFile(path.join(dir, 'Cargo.toml'), manifest);
+  await run('cargo', ['vendor', '--versioned-dirs', '--quiet', 'vendor'], { cwd: dir, maxBuffer: 1 << 22 });
+  return path.join(dir, 'vendor', `${pkg.name}-${pkg.version}`);
+}
+
+/** A package fetched at run time and unpacked into `<root>/corpus/<name>` (the library id is then /local/<name>). */
+async function unpack(root: string, pkg: Package): Promise<string> {
+  const work = path.join(root, 'fetched', `${pkg.registry ?? 'npm'}-${pkg.name}`);
+  let unpacked = path.join(work, 'unpacked');
+  if (pkg.registry === 'crates') unpacked = await vendorCrate(work, pkg);
+  else {
+    const archive = await download(path.join(work, 'archive'), pkg);
+    await fs.mkdir(unpacked, { recursive: true });
+    await run('tar', ['xf', archive, '-C', unpacked, '--strip-components=1']);
+  }
   const dest = path.join(root, 'corpus', pkg.name);
-  await fs.mkdir(dest, { recursive: true });
-  await run('tar', ['xzf', tarball, '-C', dest, '--strip-components=1']);
+  await fs.mkdir(path.dirname(dest), { recursive: true });
+  await fs.rename(path.join(unpacked, pkg.folder ?? '.'), dest);
   return dest;
 }
 
@@ -124,7 +171,7 @@ export async function quality(): Promise<void> {
   });
   const packages = [...new Map(list.flatMap((c) => c.packages).map((p) => [p.name, p])).values()];
   console.log(`machine: ${os.cpus().length} cores, node ${process.version}`);
-  console.log(`packages: ${packages.map((p) => `${p.name}@${p.version}`).join(', ')} (npm pack, unpacked whole)`);
+  console.log(`packages: ${packages.map((p) => `${p.name}@${p.version} (${p.registry ?? 'npm'}${p.folder ? `, ${p.folder}/ only` : ''})`).join(', ')}`);
   const folders = new Map<string, string>();
   for (const p of packages) folders.set(p.name, await unpack(dir, p));
 
