@@ -99,10 +99,53 @@ export function versionIdOf(libraryId: string, tag: string): string {
  * `/owner/repo` or `/owner/repo/<version>`; undefined when it is neither. A scoped npm package is the one id of
  * three segments: `/npm/@scope/name[/<version>]`.
  */
-export function parseLibraryRef(ref: string): { libraryId: string; version: string | undefined } | undefined {
+export function parseLibraryRef(ref: string): LibraryRef | undefined {
+  // Control characters (NUL above all, which PostgreSQL refuses in text) are never part of an id.
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(ref)) return undefined;
   const m = /^\/([^/\s]+)\/(@[^/\s]+\/[^/\s]+|[^/\s]+)(?:\/(\S+))?$/.exec(ref.trim());
   if (!m || (m[2]!.startsWith('@') && m[1] !== 'npm')) return undefined;
   return { libraryId: `/${m[1]}/${m[2]}`, version: m[3] };
+}
+
+export interface LibraryRef {
+  libraryId: string;
+  version: string | undefined;
+}
+
+/** The most libraries a list may name (docindex/search/multi-library.ts searches them all at once). */
+export const MAX_LIBRARY_LIST = 20;
+
+/** The `libraryId` that names every indexed library (docs/documentation-index.md, "Search across libraries"). */
+export const ALL_LIBRARIES = '*';
+
+/** The ids of a comma-separated list, trimmed, blanks dropped (a tag holding a comma can only be named alone). */
+export const splitLibraryList = (list: string): string[] =>
+  list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** Whether a `libraryId` names several libraries (a list) or all of them, rather than one. */
+export const isLibraryList = (libraryId: string): boolean => libraryId.includes(',') || libraryId.trim() === ALL_LIBRARIES;
+
+/**
+ * A list of references, duplicates dropped, in the order given; `all` for `*` alone; undefined when an entry is
+ * not a reference (or `*` stands beside others). Callers bound the list's length first (splitLibraryList).
+ */
+export function parseLibraryRefList(list: string): LibraryRef[] | 'all' | undefined {
+  const items = splitLibraryList(list);
+  if (items.length === 1 && items[0] === ALL_LIBRARIES) return 'all';
+  const refs: LibraryRef[] = [];
+  const seen = new Set<string>();
+  for (const item of items) {
+    const ref = parseLibraryRef(item);
+    if (!ref) return undefined;
+    const key = `${ref.libraryId}\n${ref.version ?? ''}`;
+    if (!seen.has(key)) refs.push(ref);
+    seen.add(key);
+  }
+  return refs.length ? refs : undefined;
 }
 
 /** A package's library id: `/npm/<name>` (`/npm/@scope/name`), `/pypi/<name>`, `/crates/<name>`. */

@@ -1,7 +1,9 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Context } from 'koa';
 import { contextJson, contextParams, contextText, retrieveContext } from '../search/context.js';
-import { Context7Error, context7ErrorBody, context7Json, context7LibraryId, context7Text, searchLibraries, toContext7Error } from '../search/context7.js';
+import { Context7Error, context7ErrorBody, context7Json, context7LibraryId, context7LibraryList, context7MultiJson, context7MultiText, context7Text, searchLibraries, toContext7Error } from '../search/context7.js';
+import { multiContextJson, multiContextText, retrieveAcrossLibraries } from '../search/multi-library.js';
+import { isLibraryList } from '../ids.js';
 import { createMcpServer } from '../search/mcp.js';
 import { onDemand } from '../on-demand.js';
 import { apiSchemas } from '../../schemas/index.js';
@@ -73,17 +75,29 @@ export const contextRoutes: RouteFactory = (deps) => {
       description:
         'Checks in order: libraryId, query, libraryId parse (400 MISSING_PARAMETER), library (404 LIBRARY_NOT_FOUND), ' +
         'state (503 INDEXING_IN_PROGRESS), version: exact tag, then a commit-hash prefix of 7+ characters (404 VERSION_NOT_FOUND). ' +
-        'Up to 50 results; the token budget applies with type=txt or a tokens parameter (the first snippet is always kept).',
+        'Up to 50 results; the token budget applies with type=txt or a tokens parameter (the first snippet is always kept). ' +
+        'Several libraries: libraryId comma-separated or repeated (at most 20), or * for every indexed library; results of all merged on one scale, ' +
+        'each naming its library; libraries missing or being indexed are skipped and listed in `skipped`.',
       tags,
       query: docindexSchemas.contextQuery,
       responses: {
-        200: { description: 'JSON `{snippets, resultCount, rules, searchMode, repository, localSource, version, versionTags}`, or text with type=txt' },
-        400: { description: 'MISSING_PARAMETER', schema: apiSchemas.error },
+        200: {
+          description:
+            'JSON `{snippets, resultCount, rules, searchMode, repository, localSource, version, versionTags}`, or text with type=txt; ' +
+            'for several libraries `{snippets (each with libraryId, versionTag), resultCount, searchMode, libraries, skipped, versionTags}`',
+        },
+        400: { description: 'MISSING_PARAMETER, TOO_MANY_LIBRARIES', schema: apiSchemas.error },
         404: { description: 'LIBRARY_NOT_FOUND, VERSION_NOT_FOUND', schema: apiSchemas.error },
         503: { description: 'INDEXING_IN_PROGRESS', schema: apiSchemas.error },
       },
       handler: async (ctx: Context) => {
         const p = contextParams(q(ctx));
+        if (isLibraryList(p.libraryId)) {
+          const result = await retrieveAcrossLibraries(retrieval, p);
+          if (p.type === 'txt') ctx.type = 'text/plain; charset=utf-8';
+          ctx.body = p.type === 'txt' ? multiContextText(result) : multiContextJson(result);
+          return;
+        }
         const result = await retrieveContext(retrieval, p);
         if (p.type === 'txt') {
           ctx.type = 'text/plain; charset=utf-8';
@@ -121,7 +135,8 @@ export const contextRoutes: RouteFactory = (deps) => {
       summary: 'Context7 v2: documentation of a library for a query',
       description:
         'libraryId `/owner/repo`, `/owner/repo/version` or `/owner/repo@version`; `type` txt (default) or json (`{codeSnippets, infoSnippets, rules}`). ' +
-        'Errors `{error, message}`: 400 validation_error / invalid_library_id, 401 invalid_api_key, 202 library_not_finalized, 404 library_not_found / tag_not_found / no_snippets_found.',
+        'Several libraries as for /api/v1/context (comma-separated or repeated, or *); each snippet then carries libraryId and versionTag, and JSON `skipped`. ' +
+        'Errors `{error, message}`: 400 validation_error / invalid_library_id / too_many_libraries, 401 invalid_api_key, 202 library_not_finalized, 404 library_not_found / tag_not_found / no_snippets_found.',
       tags: ['context7'],
       query: docindexSchemas.contextQuery,
       responses: { 200: { description: 'Text (default) or JSON' } },
@@ -131,8 +146,17 @@ export const contextRoutes: RouteFactory = (deps) => {
           const p = contextParams(raw, { type: 'txt' });
           if (!p.libraryId.trim()) throw new Context7Error(400, 'validation_error', 'libraryId is required');
           if (!p.query.trim()) throw new Context7Error(400, 'validation_error', 'query is required');
+          const waitMs = deps.config.sources.onDemandWaitMs;
+          if (isLibraryList(p.libraryId)) {
+            p.libraryId = context7LibraryList(p.libraryId);
+            const result = await retrieveAcrossLibraries(retrieval, p, { waitMs });
+            if (!result.resultCount) throw new Context7Error(404, 'no_snippets_found', `No snippets of ${result.libraries.map((l) => l.requested).join(', ') || 'any library'} match "${p.query}"`);
+            if (p.type === 'txt') ctx.type = 'text/plain; charset=utf-8';
+            ctx.body = p.type === 'txt' ? context7MultiText(result) : context7MultiJson(result);
+            return;
+          }
           p.libraryId = context7LibraryId(p.libraryId);
-          const result = await retrieveContext(retrieval, p, { waitMs: deps.config.sources.onDemandWaitMs });
+          const result = await retrieveContext(retrieval, p, { waitMs });
           if (!result.resultCount) throw new Context7Error(404, 'no_snippets_found', `No snippets of ${result.repository.id} match "${p.query}"`);
           if (p.type === 'txt') {
             ctx.type = 'text/plain; charset=utf-8';

@@ -68,7 +68,8 @@ export function contextParams(raw: Record<string, unknown>, defaults: { type?: '
   const alphaRaw = str(raw.alpha);
   const alphaNum = alphaRaw?.trim() ? Number(alphaRaw) : NaN;
   return {
-    libraryId: str(raw.libraryId) ?? '',
+    // A repeated libraryId is a list, as its comma-separated form (docindex/search/multi-library.ts).
+    libraryId: Array.isArray(raw.libraryId) ? raw.libraryId.filter((v) => typeof v === 'string').join(',') : (str(raw.libraryId) ?? ''),
     query: bounded(str(raw.query) ?? ''),
     type: type === 'txt' ? 'txt' : type === 'json' ? 'json' : (defaults.type ?? 'json'),
     tokens: Number.isFinite(tokensNum) && tokensNum >= 1 ? Math.floor(tokensNum) : DEFAULT_TOKENS,
@@ -128,7 +129,7 @@ export function applyBudget<T extends { tokenCount: number }>(snippets: T[], bud
 }
 
 /** The library and version a reference names; on demand, one a registry has is registered and starts indexing. */
-async function referenced(deps: RetrievalDeps, em: EntityManager, ref: { libraryId: string; version: string | undefined }) {
+export async function referenced(deps: RetrievalDeps, em: EntityManager, ref: { libraryId: string; version: string | undefined }) {
   let lib = await em.findOne(LibraryEntity, { id: ref.libraryId });
   if (!lib && deps.onDemand && (await deps.onDemand.reference(ref.libraryId, undefined))) lib = await em.findOne(LibraryEntity, { id: ref.libraryId });
   if (!lib) lib = await findLibrary(em, ref.libraryId); // 404 LIBRARY_NOT_FOUND
@@ -147,7 +148,7 @@ const isIndexing = (state: string) => state === 'pending' || state === 'indexing
  * Waits up to `waitMs` for a scope being indexed to be ready; then answers 503 INDEXING_IN_PROGRESS with the job's
  * progress in words an assistant can relay, and when to try again.
  */
-async function untilIndexed(em: EntityManager, lib: Library, version: LibraryVersion | null, waitMs: number): Promise<{ lib: Library; version: LibraryVersion | null }> {
+export async function untilIndexed(em: EntityManager, lib: Library, version: LibraryVersion | null, waitMs: number): Promise<{ lib: Library; version: LibraryVersion | null }> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     const state = version ? version.state : lib.state;
@@ -173,6 +174,15 @@ async function stillIndexing(em: EntityManager, lib: Library, version: LibraryVe
   return new UnavailableError(`${what} is being indexed${where}; try again in about ${retry} seconds`, 'INDEXING_IN_PROGRESS', retry);
 }
 
+/** A library as an answer describes it: where it comes from, which version of the source, and when it was read. */
+export function repositoryOf(lib: Library, version: LibraryVersion | null): ContextResult['repository'] {
+  return {
+    id: lib.id, title: lib.title, source: lib.source, sourceUrl: lib.sourceUrl, branch: lib.branch ?? null,
+    indexedVersion: version?.tag ?? lib.latestVersion ?? lib.lastCommit?.slice(0, 12) ?? null,
+    indexedAt: (version ? version.indexedAt : lib.lastIndexedAt)?.toISOString() ?? null,
+  };
+}
+
 export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: RetrievalOptions = {}): Promise<ContextResult> {
   if (!p.libraryId.trim()) throw new ValidationError('libraryId is required', 'MISSING_PARAMETER');
   if (!p.query.trim()) throw new ValidationError('query is required', 'MISSING_PARAMETER');
@@ -195,12 +205,7 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
     resultCount: snippets.length,
     rules: rulesRow?.rules ?? [],
     searchMode: found.mode,
-    repository: {
-      id: lib.id, title: lib.title, source: lib.source, sourceUrl: lib.sourceUrl, branch: lib.branch ?? null,
-      // Which version of the source the answer comes from, and when it was read.
-      indexedVersion: version?.tag ?? lib.latestVersion ?? lib.lastCommit?.slice(0, 12) ?? null,
-      indexedAt: (version ? version.indexedAt : lib.lastIndexedAt)?.toISOString() ?? null,
-    },
+    repository: repositoryOf(lib, version),
     localSource: lib.source === 'local',
     version: version ? { requested: ref.version!, resolved: version.tag, id: version.id } : null,
     versionTags,
@@ -234,7 +239,7 @@ export function contextJson(r: ContextResult) {
 }
 
 /** Which version of the library an answer comes from, and when it was indexed. */
-export const indexedLine = (r: ContextResult): string =>
+export const indexedLine = (r: Pick<ContextResult, 'repository'>): string =>
   `Indexed: ${r.repository.indexedVersion ? `${r.repository.indexedVersion}, ` : ''}${r.repository.indexedAt?.slice(0, 16).replace('T', ' ')} UTC`;
 
 /** GET /api/v1/context's text: rules first, then `## Context Results`, then the repository and the count. */

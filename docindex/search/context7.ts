@@ -1,7 +1,8 @@
 import { AppError } from '../../core/errors.js';
 import { Library, LibraryVersion } from '../entities/library.js';
 import type { HttpError } from '../../api/errors.js';
-import type { ContextResult, RetrievalDeps } from './context.js';
+import type { ContextResult, ContextSnippet, RetrievalDeps } from './context.js';
+import { ALL_LIBRARIES, MAX_LIBRARY_LIST, splitLibraryList } from '../ids.js';
 
 /**
  * Context7-compatible shapes (docs/documentation-index.md, "Search and context"): library search, the v2 context body and text,
@@ -131,7 +132,24 @@ export function context7LibraryId(raw: string): string {
   return `/${m[1]}/${m[2]}${m[3] ? `/${m[3]}` : ''}`;
 }
 
-function sourceUrl(r: ContextResult, filePath: string): string {
+/** A snippet's library, named in the answers for several libraries. */
+type Labelled = { libraryId?: string; versionTag?: string | null };
+/** Where a snippet comes from: its library, and the version asked for. */
+type Origin = Pick<ContextResult, 'repository' | 'localSource' | 'version'>;
+
+/** What the Context7 shapes read of an answer from several libraries (docindex/search/multi-library.ts). */
+interface MultiAnswer {
+  snippets: MultiSnippet[];
+  libraries: (Origin & { rules: string[] })[];
+  skipped: unknown[];
+}
+type MultiSnippet = ContextSnippet & { libraryId: string; versionTag: string | null };
+
+/** The library a snippet of several libraries' answer comes from. */
+const originOf = (r: MultiAnswer, s: MultiSnippet): Origin =>
+  r.libraries.find((l) => l.repository.id === s.libraryId && (l.version?.id ?? null) === s.versionId) ?? r.libraries[0]!;
+
+function sourceUrl(r: Origin, filePath: string): string {
   // A site's page is its URL (docindex/sources/website/pages.ts writes each page at its URL's path, `.md` added).
   if (r.repository.source === 'website') return new URL(filePath.replace(/\.md$/, '').replace(/(^|\/)index$/, '$1'), new URL(r.repository.sourceUrl).origin + '/').href;
   // A package's file, named by the registry and the version it came from.
@@ -146,22 +164,37 @@ function sourceUrl(r: ContextResult, filePath: string): string {
 
 /** The v2 JSON body: codeSnippets and infoSnippets, then rules. */
 export function context7Json(r: ContextResult) {
+  return context7Body(r.snippets, r.rules, () => r);
+}
+
+/**
+ * The v2 JSON body for several libraries (docindex/search/multi-library.ts): each snippet names its library
+ * (`libraryId`, and `versionTag` for a version), the rules are every searched library's, and `skipped` lists the
+ * libraries that were not searched.
+ */
+export function context7MultiJson(r: MultiAnswer) {
+  const label = (s: MultiSnippet) => ({ libraryId: s.libraryId, versionTag: s.versionTag });
+  return { ...context7Body(r.snippets, r.libraries.flatMap((l) => l.rules), (s) => originOf(r, s), label), skipped: r.skipped };
+}
+
+function context7Body<S extends ContextSnippet>(snippets: S[], rules: string[], origin: (s: S) => Origin, label: (s: S) => Labelled = () => ({})) {
   return {
-    codeSnippets: r.snippets
+    codeSnippets: snippets
       .filter((s) => s.type === 'code')
       .map((s) => ({
         codeTitle: s.title ?? s.breadcrumb ?? s.filePath,
         codeDescription: s.breadcrumb ?? '',
         codeLanguage: s.language ?? '',
         codeTokens: s.tokenCount,
-        codeId: `${sourceUrl(r, s.filePath)}#_snippet_${s.ordinal}`,
+        codeId: `${sourceUrl(origin(s), s.filePath)}#_snippet_${s.ordinal}`,
         pageTitle: s.breadcrumb?.split(' > ')[0] ?? s.filePath,
         codeList: [{ language: s.language ?? '', code: s.content }],
+        ...label(s),
       })),
-    infoSnippets: r.snippets
+    infoSnippets: snippets
       .filter((s) => s.type === 'info')
-      .map((s) => ({ pageId: sourceUrl(r, s.filePath), breadcrumb: s.breadcrumb ?? s.title ?? '', content: s.content, contentTokens: s.tokenCount })),
-    rules: { global: [] as string[], libraryOwn: r.rules, libraryTeam: [] as string[] },
+      .map((s) => ({ pageId: sourceUrl(origin(s), s.filePath), breadcrumb: s.breadcrumb ?? s.title ?? '', content: s.content, contentTokens: s.tokenCount, ...label(s) })),
+    rules: { global: [] as string[], libraryOwn: rules, libraryTeam: [] as string[] },
   };
 }
 
@@ -169,13 +202,25 @@ const SEPARATOR = '\n\n' + '-'.repeat(32) + '\n\n';
 
 /** Context7's txt layout: code blocks, then info blocks, each separated by a line of 32 dashes. */
 export function context7Text(r: ContextResult): string {
-  const j = context7Json(r);
+  return context7Layout(context7Json(r));
+}
+
+/** The txt layout for several libraries: each block says its library on the line after its source. */
+export function context7MultiText(r: MultiAnswer): string {
+  return context7Layout(context7MultiJson(r));
+}
+
+type Body = ReturnType<typeof context7Body>;
+const libraryLine = (l: Labelled) => (l.libraryId ? [`Library: ${l.libraryId}${l.versionTag ? ` (${l.versionTag})` : ''}`] : []);
+
+function context7Layout(j: Body): string {
   const code = j.codeSnippets.map((c) =>
-    [`### ${c.codeTitle}`, '', `Source: ${c.codeId}`, '', c.codeDescription, '', '```' + c.codeLanguage, c.codeList[0]!.code, '```'].join('\n'),
+    [`### ${c.codeTitle}`, '', `Source: ${c.codeId}`, ...libraryLine(c), '', c.codeDescription, '', '```' + c.codeLanguage, c.codeList[0]!.code, '```'].join('\n'),
   );
-  const info = j.infoSnippets.map((i) => [`### ${i.breadcrumb}`, '', `Source: ${i.pageId}`, '', i.content].join('\n'));
+  const info = j.infoSnippets.map((i) => [`### ${i.breadcrumb}`, '', `Source: ${i.pageId}`, ...libraryLine(i), '', i.content].join('\n'));
   const sections = [code.join(SEPARATOR), info.join(SEPARATOR)].filter(Boolean);
-  const rules = r.rules.length ? ['### Rules', '', ...r.rules.map((x) => `- ${x}`)].join('\n') + '\n\n' : '';
+  const own = j.rules.libraryOwn;
+  const rules = own.length ? ['### Rules', '', ...own.map((x) => `- ${x}`)].join('\n') + '\n\n' : '';
   return rules + sections.join(SEPARATOR) + '\n';
 }
 
@@ -197,4 +242,14 @@ export function resolveLibraryText(results: LibrarySearchResult[]): string {
     ].join('\n'),
   );
   return `Available Libraries:\n\n${blocks.join('\n' + '-'.repeat(10) + '\n')}`;
+}
+
+/**
+ * A list in Context7's forms (`/a/b@v`) as ours (`/a/b/v`); `*` as it is. The list is bounded before each entry is
+ * read (docindex/search/multi-library.ts answers 400 TOO_MANY_LIBRARIES).
+ */
+export function context7LibraryList(list: string): string {
+  const items = splitLibraryList(list);
+  if (items.length > MAX_LIBRARY_LIST || (items.length === 1 && items[0] === ALL_LIBRARIES)) return list;
+  return items.map(context7LibraryId).join(',');
 }

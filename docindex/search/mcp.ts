@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { AppError } from '../../core/errors.js';
 import { logUnexpected } from '../../core/log.js';
 import { contextParams, indexedLine, retrieveContext, type RetrievalDeps } from './context.js';
-import { context7LibraryId, context7Text, resolveLibraryText, searchLibraries } from './context7.js';
+import { context7LibraryId, context7LibraryList, context7MultiText, context7Text, resolveLibraryText, searchLibraries } from './context7.js';
+import { isLibraryList } from '../ids.js';
+import { retrieveAcrossLibraries } from './multi-library.js';
 
 /**
  * The MCP server: Context7's two tools, calling the retrieval code directly. `query-docs` answers Context7's txt
@@ -52,9 +54,11 @@ export function createMcpServer(deps: RetrievalDeps): McpServer {
     {
       title: 'Query documentation',
       description:
-        'Answers a question from the indexed documentation of one library (optionally one version: /owner/repo/v1.2.0). searchMode: auto, keyword, semantic or hybrid; alpha weighs semantic against keyword (0 to 1); tokens is the budget (default 10000).',
+        'Answers a question from the indexed documentation of one library (optionally one version: /owner/repo/v1.2.0), of several ' +
+          '(libraryIds, or libraryId comma-separated; at most 20), or of every indexed library (libraryId "*"). searchMode: auto, keyword, semantic or hybrid; alpha weighs semantic against keyword (0 to 1); tokens is the budget (default 10000).',
       inputSchema: {
-        libraryId: z.string().optional().describe('Library id, e.g. /vercel/next.js or /vercel/next.js/v14.2.0'),
+        libraryId: z.string().optional().describe('Library id, e.g. /vercel/next.js or /vercel/next.js/v14.2.0; several comma-separated; * for all'),
+        libraryIds: z.array(z.string()).optional().describe('Several library ids, searched together'),
         context7CompatibleLibraryID: z.string().optional().describe('Alias of libraryId'),
         libraryID: z.string().optional().describe('Alias of libraryId'),
         query: z.string().optional().describe('The question or task'),
@@ -67,17 +71,26 @@ export function createMcpServer(deps: RetrievalDeps): McpServer {
       },
     },
     answering(async (args) => {
-      const libraryId = args.libraryId ?? args.context7CompatibleLibraryID ?? args.libraryID ?? '';
+      const one = args.libraryId ?? args.context7CompatibleLibraryID ?? args.libraryID ?? '';
+      const libraryId = [...(args.libraryIds ?? []), one].filter((id) => id.trim()).join(',');
       const query = args.query ?? args.userQuery ?? args.question ?? args.topic ?? '';
+      const many = isLibraryList(libraryId);
       const p = contextParams({
-        libraryId: libraryId.trim() ? context7LibraryId(libraryId) : '',
+        libraryId: many ? context7LibraryList(libraryId) : libraryId.trim() ? context7LibraryId(libraryId) : '',
         query,
         type: 'txt',
         ...(args.tokens !== undefined && { tokens: String(args.tokens) }),
         ...(args.searchMode !== undefined && { searchMode: args.searchMode }),
         ...(args.alpha !== undefined && { alpha: String(args.alpha) }),
       });
-      const result = await retrieveContext(deps, p, { waitMs: deps.config.sources.onDemandWaitMs });
+      const waitMs = deps.config.sources.onDemandWaitMs;
+      if (many) {
+        const r = await retrieveAcrossLibraries(deps, p, { waitMs });
+        const notes = [...r.libraries.map((l) => `${l.requested}: ${indexedLine(l)}`), ...r.skipped.map((s) => `Skipped ${s.libraryId}: ${s.message}`)].join('\n');
+        if (!r.resultCount) return text(`No documentation found in ${r.libraries.map((l) => l.requested).join(', ') || 'any library'} for "${p.query}".\n${notes}\n`);
+        return text(`${context7MultiText(r)}\n${notes}\n`);
+      }
+      const result = await retrieveContext(deps, p, { waitMs });
       if (!result.resultCount) return text(`No documentation found in ${result.repository.id} for "${p.query}".`);
       return text(`${context7Text(result)}\n${result.repository.id}: ${indexedLine(result)}\n`);
     }),
