@@ -87,6 +87,8 @@ export interface ContextResult {
   resultCount: number;
   rules: string[];
   searchMode: UsedSearchMode;
+  /** The rerank server reordered the first results (docindex/rerank/). */
+  reranked: boolean;
   repository: { id: string; title: string; source: string; sourceUrl: string; branch: string | null; indexedVersion: string | null; indexedAt: string | null };
   localSource: boolean;
   version: { requested: string; resolved: string; id: string } | null;
@@ -195,6 +197,7 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
     resultCount: snippets.length,
     rules: rulesRow?.rules ?? [],
     searchMode: found.mode,
+    reranked: found.reranked,
     repository: {
       id: lib.id, title: lib.title, source: lib.source, sourceUrl: lib.sourceUrl, branch: lib.branch ?? null,
       // Which version of the source the answer comes from, and when it was read.
@@ -226,6 +229,7 @@ export function contextJson(r: ContextResult) {
     resultCount: r.resultCount,
     rules: r.rules,
     searchMode: r.searchMode,
+    reranked: r.reranked,
     repository: r.repository,
     localSource: r.localSource,
     version: r.version,
