@@ -87,15 +87,17 @@ export function fuse(keyword: Ranked[], semantic: Ranked[], alpha: number, limit
 
 /** Runs a search in one scope, then the optional reranking stage over its first results (off unless RERANK_URL is set). */
 export async function search(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<SearchResult> {
-  const found = await firstPass(deps, em, req);
+  const found = await rankScope(deps, em, req);
   return { mode: found.mode, ...(await rerankRanked(deps, req.query, found.ranked, snippetTexts(em))) };
 }
 
 /**
- * `auto` is hybrid when a provider is active, else keyword. Semantic or hybrid with no active provider, no vectors in
- * the scope, or a provider that fails on the query answers by keyword with mode `keyword_fallback`.
+ * A search in one scope without the reranking stage, for callers that merge several scopes and rerank the merged
+ * list once (`rerankRanked`, docindex/rerank/stage.ts). `auto` is hybrid when a provider is active, else keyword.
+ * Semantic or hybrid with no active provider, no vectors in the scope, or a provider that fails on the query
+ * answers by keyword with mode `keyword_fallback`.
  */
-async function firstPass(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<Omit<SearchResult, 'reranked'>> {
+export async function rankScope(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<Omit<SearchResult, 'reranked'>> {
   const keyword = (limit: number) => keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
   if (req.mode === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
   const provider = await activeEmbeddingProvider(em, deps.config);
