@@ -11,6 +11,7 @@ import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { contextParams, retrieveContext, type RetrievalDeps } from '../docindex/search/context.js';
 import { refreshTermStatistics } from '../docindex/search/keyword.js';
 import { closeSearch } from '../docindex/search/search.js';
+import { startFakeRerank } from '../fakes/fake-rerank.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -60,7 +61,7 @@ async function fill(orm: Orm, n: number): Promise<void> {
   await em.execute(`analyze snippet_embedding`);
 }
 
-async function measure(deps: RetrievalDeps, mode: string, clients: number, perClient: number): Promise<{ p50: number; p95: number; count: number }> {
+async function measure(deps: RetrievalDeps, mode: string, clients: number, perClient: number): Promise<{ p50: number; p95: number; count: number; times: number[] }> {
   // Two-to-three-word questions, an identifier, and single words found in 40% of the snippets (the costly case).
   const queries = ['router cache', 'configure the server', 'useEffect cleanup', 'handle error response', 'deploy token', 'w1x w2x', 'wax query', 'render component state', 'configure', 'router'];
   const times: number[] = [];
@@ -72,10 +73,42 @@ async function measure(deps: RetrievalDeps, mode: string, clients: number, perCl
         const r = await retrieveContext(deps, contextParams({ libraryId: LIB, query, searchMode: mode }));
         times.push(performance.now() - t0);
         if (r.searchMode !== mode) throw new Error(`asked ${mode}, ran ${r.searchMode}`);
+        // A query with fewer than two results has nothing to reorder.
+        if (r.reranked !== (Boolean(deps.config.rerank.url) && r.resultCount > 1)) throw new Error(`${query}: reranked ${r.reranked}`);
       }
     }),
   );
-  return { p50: pct(times, 50), p95: pct(times, 95), count: times.length };
+  return { p50: pct(times, 50), p95: pct(times, 95), count: times.length, times };
+}
+
+/**
+ * The reranking stage's own cost (docindex/rerank/): the same queries with and without it, against the fake rerank
+ * server on 127.0.0.1 (scores by word overlap, answering at once), so what is added is reading the candidates' texts,
+ * the request and the reordering, not a model's inference time (BENCH_RERANK_DELAY_MS adds a fixed one).
+ */
+async function rerankRound(deps: RetrievalDeps): Promise<void> {
+  const fake = await startFakeRerank();
+  fake.delayMs = Number(process.env.BENCH_RERANK_DELAY_MS ?? 0);
+  const reranking: RetrievalDeps = { ...deps, config: { ...deps.config, rerank: { ...deps.config.rerank, url: `${fake.url}/rerank` } } };
+  try {
+    console.log(`  reranking ${deps.config.rerank.candidates} candidates (fake server, ${fake.delayMs} ms per answer):`);
+    for (const mode of ['keyword', 'hybrid']) {
+      for (const clients of [1, 16]) {
+        // Alternating short rounds with and without, so load from elsewhere on the machine falls on both alike.
+        const off: number[] = [];
+        const on: number[] = [];
+        for (let round = 0; round < 8; round++) {
+          off.push(...(await measure(deps, mode, clients, clients === 1 ? 10 : 2)).times);
+          on.push(...(await measure(reranking, mode, clients, clients === 1 ? 10 : 2)).times);
+        }
+        const row = (t: number[]) => `p50 ${pct(t, 50).toFixed(1).padStart(6)} ms  p95 ${pct(t, 95).toFixed(1).padStart(6)} ms`;
+        const added = `added p50 ${(pct(on, 50) - pct(off, 50)).toFixed(1)} ms, p95 ${(pct(on, 95) - pct(off, 95)).toFixed(1)} ms`;
+        console.log(`  ${mode.padEnd(8)} ${String(clients).padStart(2)} client(s)  without ${row(off)} | with ${row(on)} | ${added} (${on.length} queries each)`);
+      }
+    }
+  } finally {
+    await fake.close();
+  }
 }
 
 /**
@@ -120,6 +153,7 @@ export async function context(): Promise<void> {
           console.log(`  ${mode.padEnd(8)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms  (${r.count} queries)`);
         }
       }
+      await rerankRound(deps);
     }
   } finally {
     await closeProviders();

@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ConfigSection, SectionRows } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
-import { bool, int, parser, refine, resolvedPath, text, url } from '../core/settings.js';
+import { bool, int, oneOf, parser, refine, resolvedPath, text, url } from '../core/settings.js';
 import { parseRefreshEvery, type RefreshEvery } from './refresh/every.js';
 import { parsePolicy } from './refresh/policy.js';
 
@@ -38,6 +38,24 @@ export interface SourcesConfig {
   siteMaxPages: number;
 }
 
+/** The optional reranking stage after search (docindex/rerank/): a remote `/rerank` server; off while `url` is unset. */
+export interface RerankConfig {
+  /** The server's rerank endpoint (RERANK_URL), e.g. `http://localhost:8080/rerank`; unset: no reranking. */
+  url: string | undefined;
+  /** `cohere`: `{ query, documents, top_n }` -> `{ results: [{ index, relevance_score }] }`; `tei`: `{ query, texts }` -> `[{ index, score }]`. */
+  api: 'cohere' | 'tei';
+  /** The model named in requests (RERANK_MODEL); servers with one model ignore it. */
+  model: string | undefined;
+  /** Sent as a Bearer token (RERANK_KEY, a secret). */
+  apiKey: string | undefined;
+  /** How many of a search's first results are reranked (RERANK_CANDIDATES). */
+  candidates: number;
+  /** How long a query waits for the server before keeping the search's order (RERANK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** 1: the server's order; below it, blended with the search's own rank (RERANK_WEIGHT). */
+  weight: number;
+}
+
 /** The documentation index's settings, at the configuration's top level (and its `embeddings`). */
 export interface DocIndexConfig {
   /** How long an indexing step may go without progress (a heartbeat) before Temporal retries it on another worker. */
@@ -46,6 +64,8 @@ export interface DocIndexConfig {
   embeddings: EmbeddingsConfig;
   /** Packages, sites and on-demand registration. */
   sources: SourcesConfig;
+  /** Reranking a search's first results with a remote model. */
+  rerank: RerankConfig;
   /**
    * Folders under which local libraries may be registered, browsed and read (LOCAL_SOURCE_ROOTS); by default the home
    * folder of the user running Gristmill. Never empty: `/` is how to allow everywhere. See docindex/local-folders.ts.
@@ -98,7 +118,19 @@ const registryList = parser('registries, comma-separated, of `npm`, `pypi`, `cra
   return [...new Set(list)] as SourcesConfig['onDemandRegistries'];
 });
 
-const ROWS: Omit<SectionRows<DocIndexConfig>, 'embeddings' | 'sources'> & { embeddings: SectionRows<EmbeddingsConfig>; sources: SectionRows<SourcesConfig> } = {
+/** RERANK_WEIGHT: a fraction from 0 to 1. */
+const fraction = parser('`0` to `1`', (raw, name) => {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
+  return n;
+});
+
+type Nested = 'embeddings' | 'sources' | 'rerank';
+const ROWS: Omit<SectionRows<DocIndexConfig>, Nested> & {
+  embeddings: SectionRows<EmbeddingsConfig>;
+  sources: SectionRows<SourcesConfig>;
+  rerank: SectionRows<RerankConfig>;
+} = {
   indexingHeartbeatTimeoutMs: {
     variable: 'INDEXING_HEARTBEAT_TIMEOUT_MS', section: 'docindex', parse: int(1000, 3_600_000), default: '45000',
     meaning: "how long the crawl may go without progress (git's, files parsed) before it is stopped and retried, on another worker if this one died",
@@ -167,6 +199,34 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, 'embeddings' | 'sources'> & { embe
       meaning: 'the most pages a documentation site source reads',
     },
   },
+  rerank: {
+    url: {
+      variable: 'RERANK_URL', section: 'rerank', parse: url(),
+      meaning:
+        "a rerank server's endpoint (Text Embeddings Inference, Infinity, vLLM, llama.cpp's server: `http://host:port/rerank`; Jina, Cohere: their " +
+        "`/v1/rerank` or `/v2/rerank`); unset: no reranking. Reranking is measured, not assumed: see [ranking.md](ranking.md), \"Reranking\"",
+    },
+    api: {
+      variable: 'RERANK_API', section: 'rerank', parse: oneOf(['cohere', 'tei'] as const, { anyCase: true }), default: 'cohere',
+      meaning:
+        "the request's shape: `cohere` (`documents`, answered with `results: [{ index, relevance_score }]`; Cohere, Jina, vLLM, Infinity, llama.cpp) " +
+        'or `tei` (`texts`, answered with `[{ index, score }]`; Text Embeddings Inference)',
+    },
+    model: { variable: 'RERANK_MODEL', section: 'rerank', parse: text(), meaning: 'the model named in requests (servers serving one model ignore it)' },
+    apiKey: { variable: 'RERANK_KEY', section: 'rerank', parse: text(), secret: true, meaning: 'sent as `Authorization: Bearer`' },
+    candidates: {
+      variable: 'RERANK_CANDIDATES', section: 'rerank', parse: int(2, 200), default: '30',
+      meaning: "how many of a search's first results are sent to the server and reordered; the rest keep their place after them",
+    },
+    timeoutMs: {
+      variable: 'RERANK_TIMEOUT_MS', section: 'rerank', parse: int(50, 60_000), default: '2000',
+      meaning: "how long a query waits for the server; past it, or on any error, the search's own order is answered (and a warning logged)",
+    },
+    weight: {
+      variable: 'RERANK_WEIGHT', section: 'rerank', parse: fraction, default: '1',
+      meaning: "`1`: the server's order; below it, each candidate's rank is blended with its search rank (reciprocal ranks, this weight on the server's)",
+    },
+  },
   embeddings: {
     cacheDir: {
       variable: 'EMBEDDING_CACHE_DIR', section: 'embeddings', parse: resolvedPath(),
@@ -198,6 +258,7 @@ export const docIndexConfiguration: ConfigSection = {
     search: { title: 'Search', about: 'Keyword and semantic search over indexed libraries (docindex/search/).' },
     embeddings: { title: 'Embeddings', about: 'Local embedding models for semantic search (docindex/embeddings/).' },
     sources: { title: 'Sources', about: 'Packages of a registry and documentation sites as libraries, and registering them on demand (docindex/sources/).' },
+    rerank: { title: 'Reranking', about: "An optional remote model that reorders a search's first results (docindex/rerank/); off by default." },
   },
   table: ROWS,
 };

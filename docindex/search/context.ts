@@ -88,6 +88,8 @@ export interface ContextResult {
   resultCount: number;
   rules: string[];
   searchMode: UsedSearchMode;
+  /** The rerank server reordered the first results (docindex/rerank/). */
+  reranked: boolean;
   repository: { id: string; title: string; source: string; sourceUrl: string; branch: string | null; indexedVersion: string | null; indexedAt: string | null };
   localSource: boolean;
   version: { requested: string; resolved: string; id: string } | null;
@@ -205,6 +207,7 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
     resultCount: snippets.length,
     rules: rulesRow?.rules ?? [],
     searchMode: found.mode,
+    reranked: found.reranked,
     repository: repositoryOf(lib, version),
     localSource: lib.source === 'local',
     version: version ? { requested: ref.version!, resolved: version.tag, id: version.id } : null,
@@ -231,6 +234,7 @@ export function contextJson(r: ContextResult) {
     resultCount: r.resultCount,
     rules: r.rules,
     searchMode: r.searchMode,
+    reranked: r.reranked,
     repository: r.repository,
     localSource: r.localSource,
     version: r.version,

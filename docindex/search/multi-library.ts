@@ -6,7 +6,8 @@ import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { type LibraryRef, MAX_LIBRARY_LIST, parseLibraryRefList, splitLibraryList } from '../ids.js';
 import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
-import { fuse, loadSnippets, search, type UsedSearchMode } from './search.js';
+import { rerankRanked, snippetTexts } from '../rerank/stage.js';
+import { fuse, loadSnippets, rankScope, type UsedSearchMode } from './search.js';
 import { applyBudget, type ContextParams, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
 
@@ -52,6 +53,8 @@ export interface MultiContextResult {
   snippets: MultiSnippet[];
   resultCount: number;
   searchMode: UsedSearchMode;
+  /** The merged list was reordered by the rerank server (docindex/rerank/). */
+  reranked: boolean;
   libraries: SearchedLibrary[];
   skipped: SkippedLibrary[];
   versionTags: Record<string, string>;
@@ -152,7 +155,8 @@ async function scopeLists(deps: RetrievalDeps, t: Target, query: string, want: {
   const em = deps.orm.em.fork();
   const scope = { repositoryId: t.lib.id, versionId: t.version?.id ?? null };
   const stamp = String((t.version ? t.version.indexedAt : t.lib.lastIndexedAt)?.getTime() ?? 0);
-  const run = (mode: 'keyword' | 'semantic') => search(deps, em, { scope, query, mode, alpha: 0.5, limit: SCOPE_DEPTH, stamp });
+  // Each scope's own lists, not reranked: the merged list is reranked once (retrieveAcrossLibraries).
+  const run = (mode: 'keyword' | 'semantic') => rankScope(deps, em, { scope, query, mode, alpha: 0.5, limit: SCOPE_DEPTH, stamp });
   const lists: Lists = {};
   if (want.semantic) {
     const r = await run('semantic');
@@ -218,7 +222,8 @@ export async function retrieveAcrossLibraries(deps: RetrievalDeps, p: ContextPar
   const em = deps.orm.em.fork();
   const { targets, skipped } = refs === 'all' ? await allTargets(em, p.query) : await namedTargets(deps, refs, o.waitMs ?? 0);
   const found = targets.length ? await searchAll(deps, targets, p) : { mode: 'keyword' as const, ranked: [], owner: new Map<string, Target>() };
-  const fetched = await loadSnippets(em, found.ranked);
+  const { ranked, reranked } = await rerankRanked(deps, p.query.trim(), found.ranked, snippetTexts(em));
+  const fetched = await loadSnippets(em, ranked);
   const kept = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
   const snippets = kept.map((s) => {
     const t = found.owner.get(s.id);
@@ -227,7 +232,7 @@ export async function retrieveAcrossLibraries(deps: RetrievalDeps, p: ContextPar
   const versionTags: Record<string, string> = {};
   for (const t of targets) if (t.version) versionTags[t.version.id] = t.version.tag;
   const libraries = await Promise.all(targets.map((t) => described(em.fork(), t)));
-  return { snippets, resultCount: snippets.length, searchMode: found.mode, libraries, skipped, versionTags };
+  return { snippets, resultCount: snippets.length, searchMode: found.mode, reranked, libraries, skipped, versionTags };
 }
 
 /** GET /api/v1/context's JSON for several libraries. */
@@ -249,6 +254,7 @@ export function multiContextJson(r: MultiContextResult) {
     })),
     resultCount: r.resultCount,
     searchMode: r.searchMode,
+    reranked: r.reranked,
     libraries: r.libraries,
     skipped: r.skipped,
     versionTags: r.versionTags,

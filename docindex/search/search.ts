@@ -3,6 +3,7 @@ import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
 import { TEXT_ARRAY, textArray } from '../../db/sql.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
+import { rerankRanked, snippetTexts } from '../rerank/stage.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { ScanPool } from './scan-pool.js';
 import { loadMatrix, type Matrix, MatrixTooLargeError, topK, VectorCache } from './vectors.js';
@@ -36,6 +37,8 @@ export interface SearchRequest {
 export interface SearchResult {
   mode: UsedSearchMode;
   ranked: Ranked[];
+  /** The first results were reordered by the rerank server (docindex/rerank/stage.ts). */
+  reranked: boolean;
 }
 
 export interface SearchDeps {
@@ -82,18 +85,25 @@ export function fuse(keyword: Ranked[], semantic: Ranked[], alpha: number, limit
     .map(([id, score]) => ({ id, score }));
 }
 
-/**
- * Runs a search in one scope. `auto` is hybrid when a provider is active, else keyword. Semantic or hybrid with no
- * active provider, no vectors in the scope, or a provider that fails on the query answers by keyword with mode
- * `keyword_fallback`.
- */
+/** Runs a search in one scope, then the optional reranking stage over its first results (off unless RERANK_URL is set). */
 export async function search(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<SearchResult> {
+  const found = await rankScope(deps, em, req);
+  return { mode: found.mode, ...(await rerankRanked(deps, req.query, found.ranked, snippetTexts(em))) };
+}
+
+/**
+ * A search in one scope without the reranking stage, for callers that merge several scopes and rerank the merged
+ * list once (`rerankRanked`, docindex/rerank/stage.ts). `auto` is hybrid when a provider is active, else keyword.
+ * Semantic or hybrid with no active provider, no vectors in the scope, or a provider that fails on the query
+ * answers by keyword with mode `keyword_fallback`.
+ */
+export async function rankScope(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<Omit<SearchResult, 'reranked'>> {
   const keyword = (limit: number) => keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
   if (req.mode === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
   const provider = await activeEmbeddingProvider(em, deps.config);
   const wanted = req.mode === 'auto' ? (provider ? 'hybrid' : 'keyword') : req.mode;
   if (wanted === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
-  const fallback = async (): Promise<SearchResult> => ({ mode: 'keyword_fallback', ranked: await keyword(req.limit) });
+  const fallback = async (): Promise<Omit<SearchResult, 'reranked'>> => ({ mode: 'keyword_fallback', ranked: await keyword(req.limit) });
   if (!provider) return fallback();
 
   const semantic = async (depth: number): Promise<Ranked[] | undefined> => {

@@ -81,8 +81,9 @@ describe('GET /api/v1/context', () => {
     const res = await ctx({ libraryId: LIB, query: 'useEffect cleanup', searchMode: 'keyword' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const b = res.body;
-    expect(Object.keys(b).sort()).toEqual(['localSource', 'repository', 'resultCount', 'rules', 'searchMode', 'snippets', 'version', 'versionTags']);
+    expect(Object.keys(b).sort()).toEqual(['localSource', 'repository', 'reranked', 'resultCount', 'rules', 'searchMode', 'snippets', 'version', 'versionTags']);
     expect(b.searchMode).toBe('keyword');
+    expect(b.reranked).toBe(false); // no rerank server is configured
     expect(b.resultCount).toBe(b.snippets.length);
     expect(b.snippets[0]).toMatchObject({ filePath: 'docs/hooks.md', versionId: null });
     expect(Object.keys(b.snippets[0]).sort()).toEqual(['breadcrumb', 'content', 'filePath', 'id', 'language', 'score', 'title', 'tokenCount', 'type', 'versionId']);

@@ -88,7 +88,7 @@ describe('GET /api/v1/context across libraries', () => {
       const res = await ctx({ libraryId: `${GARDEN},${ORBIT}`, query: 'storage engine durable storage pages', searchMode });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       const b = res.body;
-      expect(Object.keys(b).sort()).toEqual(['libraries', 'resultCount', 'searchMode', 'skipped', 'snippets', 'versionTags']);
+      expect(Object.keys(b).sort()).toEqual(['libraries', 'reranked', 'resultCount', 'searchMode', 'skipped', 'snippets', 'versionTags']);
       expect(b.searchMode).toBe(searchMode);
       expect(b.snippets[0], searchMode).toMatchObject({ libraryId: ORBIT, versionId: null, versionTag: null, filePath: 'README.md' });
       const libs = new Set(b.snippets.map((s: Snippet) => s.libraryId));

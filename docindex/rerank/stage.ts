@@ -1,0 +1,62 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Config } from '../../core/config.js';
+import type { Logger } from '../../core/log.js';
+import { TEXT_ARRAY, textArray } from '../../db/sql.js';
+import type { Ranked } from '../search/keyword.js';
+import { rerankScores } from './remote.js';
+
+/**
+ * The optional reranking stage (docs/ranking.md, "Reranking"): after search, its first RERANK_CANDIDATES results are
+ * sent to a rerank server and reordered by its scores; the rest keep their place after them. Off while RERANK_URL is
+ * unset; a failure of any kind keeps the search's order and logs a warning, so a query never fails for it.
+ */
+
+export interface RerankDeps {
+  config: Config;
+  log: Logger;
+}
+
+/** The texts the server reads, by snippet id. */
+export type SnippetTexts = (ids: string[]) => Promise<Map<string, string>>;
+
+/** As fusion's k (docindex/search/search.ts): blending ranks, the first few places weigh most. */
+const BLEND_K = 10;
+
+/**
+ * `head` in the server's order (`weight` 1) or blended with its own (reciprocal ranks, `weight` on the server's).
+ * Ties keep the search's order. Scores stay the search's own, in descending order, so they remain comparable with
+ * the results after the candidates.
+ */
+export function reorder(head: Ranked[], scores: number[], weight: number): Ranked[] {
+  const positions = head.map((_, i) => i);
+  const serverRank: number[] = [];
+  [...positions].sort((a, b) => scores[b]! - scores[a]! || a - b).forEach((i, rank) => (serverRank[i] = rank));
+  const blended = (i: number) => weight / (BLEND_K + serverRank[i]! + 1) + (1 - weight) / (BLEND_K + i + 1);
+  return positions.sort((a, b) => blended(b) - blended(a) || a - b).map((i, place) => ({ id: head[i]!.id, score: head[place]!.score }));
+}
+
+/** What a rerank model reads of a snippet: where it sits, its title, its text. */
+export function snippetTexts(em: EntityManager): SnippetTexts {
+  return async (ids) => {
+    const rows: { id: string; title: string | null; breadcrumb: string | null; content: string }[] = await em.execute(
+      `select id, title, breadcrumb, content from snippet where id = any(${TEXT_ARRAY})`,
+      [textArray(ids)],
+    );
+    return new Map(rows.map((r) => [r.id, [r.breadcrumb, r.title, r.content].filter(Boolean).join('\n')]));
+  };
+}
+
+/** `ranked` with its first candidates reordered by the rerank server, and whether that happened. */
+export async function rerankRanked(deps: RerankDeps, query: string, ranked: Ranked[], texts: SnippetTexts): Promise<{ ranked: Ranked[]; reranked: boolean }> {
+  const { url, candidates, weight } = deps.config.rerank;
+  if (!url || ranked.length < 2) return { ranked, reranked: false };
+  const head = ranked.slice(0, candidates);
+  try {
+    const byId = await texts(head.map((r) => r.id));
+    const scores = await rerankScores({ ...deps.config.rerank, url }, query, head.map((r) => byId.get(r.id) ?? ''));
+    return { ranked: [...reorder(head, scores, weight), ...ranked.slice(candidates)], reranked: true };
+  } catch (err) {
+    deps.log.warn('reranking failed; answering in the search order', { error: (err as Error).message });
+    return { ranked, reranked: false };
+  }
+}
