@@ -216,21 +216,24 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
   };
 }
 
+/** A snippet as the JSON answers show it (one library's and several libraries'). */
+export const snippetJson = (s: ContextSnippet) => ({
+  id: s.id,
+  type: s.type,
+  title: s.title,
+  content: s.content,
+  language: s.language,
+  breadcrumb: s.breadcrumb,
+  filePath: s.filePath,
+  tokenCount: s.tokenCount,
+  versionId: s.versionId,
+  score: s.score,
+});
+
 /** GET /api/v1/context's JSON body (camelCase only). */
 export function contextJson(r: ContextResult) {
   return {
-    snippets: r.snippets.map((s) => ({
-      id: s.id,
-      type: s.type,
-      title: s.title,
-      content: s.content,
-      language: s.language,
-      breadcrumb: s.breadcrumb,
-      filePath: s.filePath,
-      tokenCount: s.tokenCount,
-      versionId: s.versionId,
-      score: s.score,
-    })),
+    snippets: r.snippets.map(snippetJson),
     resultCount: r.resultCount,
     rules: r.rules,
     searchMode: r.searchMode,
@@ -246,18 +249,23 @@ export function contextJson(r: ContextResult) {
 export const indexedLine = (r: Pick<ContextResult, 'repository'>): string =>
   `Indexed: ${r.repository.indexedVersion ? `${r.repository.indexedVersion}, ` : ''}${r.repository.indexedAt?.slice(0, 16).replace('T', ' ')} UTC`;
 
+/** The text's `## Context Results` section; `before` adds lines above a result's `Source:` (its library, across libraries). */
+export function contextResultsText<S extends ContextSnippet>(snippets: readonly S[], before: (s: S) => string[] = () => []): string {
+  const results: string[] = ['## Context Results'];
+  if (!snippets.length) results.push('', 'No matching snippets found');
+  for (const [i, s] of snippets.entries()) {
+    if (i > 0) results.push('', '-'.repeat(40));
+    results.push('', `### ${s.title ?? s.breadcrumb ?? s.filePath}`, '', ...before(s), `Source: ${s.filePath}${s.breadcrumb ? ` (${s.breadcrumb})` : ''}`, '');
+    results.push(s.type === 'code' ? ['```' + (s.language ?? ''), s.content, '```'].join('\n') : s.content);
+  }
+  return results.join('\n');
+}
+
 /** GET /api/v1/context's text: rules first, then `## Context Results`, then the repository and the count. */
 export function contextText(r: ContextResult): string {
   const parts: string[] = [];
   if (r.rules.length) parts.push(['## Rules', '', ...r.rules.map((rule) => `- ${rule}`)].join('\n'));
-  const results: string[] = ['## Context Results'];
-  if (!r.snippets.length) results.push('', 'No matching snippets found');
-  for (const [i, s] of r.snippets.entries()) {
-    if (i > 0) results.push('', '-'.repeat(40));
-    results.push('', `### ${s.title ?? s.breadcrumb ?? s.filePath}`, '', `Source: ${s.filePath}${s.breadcrumb ? ` (${s.breadcrumb})` : ''}`, '');
-    results.push(s.type === 'code' ? ['```' + (s.language ?? ''), s.content, '```'].join('\n') : s.content);
-  }
-  parts.push(results.join('\n'));
+  parts.push(contextResultsText(r.snippets));
   const footer = [`Repository: ${r.repository.title} (${r.repository.id})`];
   if (r.version) footer.push(`Version: ${r.version.resolved} (${r.version.id})`);
   footer.push(`Result count: ${r.resultCount}`);

@@ -8,7 +8,7 @@ import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { rerankRanked, snippetTexts } from '../rerank/stage.js';
 import { fuse, loadSnippets, rankScope, type UsedSearchMode } from './search.js';
-import { applyBudget, type ContextParams, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
+import { applyBudget, type ContextParams, contextResultsText, snippetJson, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
 
 /**
@@ -238,20 +238,7 @@ export async function retrieveAcrossLibraries(deps: RetrievalDeps, p: ContextPar
 /** GET /api/v1/context's JSON for several libraries. */
 export function multiContextJson(r: MultiContextResult) {
   return {
-    snippets: r.snippets.map((s) => ({
-      id: s.id,
-      libraryId: s.libraryId,
-      versionId: s.versionId,
-      versionTag: s.versionTag,
-      type: s.type,
-      title: s.title,
-      content: s.content,
-      language: s.language,
-      breadcrumb: s.breadcrumb,
-      filePath: s.filePath,
-      tokenCount: s.tokenCount,
-      score: s.score,
-    })),
+    snippets: r.snippets.map((s) => ({ ...snippetJson(s), libraryId: s.libraryId, versionTag: s.versionTag })),
     resultCount: r.resultCount,
     searchMode: r.searchMode,
     reranked: r.reranked,
@@ -268,14 +255,7 @@ export function multiContextText(r: MultiContextResult): string {
   const parts: string[] = [];
   const rules = r.libraries.filter((l) => l.rules.length);
   if (rules.length) parts.push(['## Rules', ...rules.map((l) => ['', `### ${l.requested}`, '', ...l.rules.map((rule) => `- ${rule}`)].join('\n'))].join('\n'));
-  const results: string[] = ['## Context Results'];
-  if (!r.snippets.length) results.push('', 'No matching snippets found');
-  for (const [i, s] of r.snippets.entries()) {
-    if (i > 0) results.push('', '-'.repeat(40));
-    results.push('', `### ${s.title ?? s.breadcrumb ?? s.filePath}`, '', `Library: ${named(s.libraryId, s.versionTag)}`, `Source: ${s.filePath}${s.breadcrumb ? ` (${s.breadcrumb})` : ''}`, '');
-    results.push(s.type === 'code' ? ['```' + (s.language ?? ''), s.content, '```'].join('\n') : s.content);
-  }
-  parts.push(results.join('\n'));
+  parts.push(contextResultsText(r.snippets, (s) => [`Library: ${named(s.libraryId, s.versionTag)}`]));
   const footer = r.libraries.flatMap((l) => [
     `Repository: ${l.repository.title} (${l.repository.id})${l.version ? `, version ${l.version.resolved}` : ''}`,
     ...(l.repository.indexedAt ? [indexedLine(l)] : []),
