@@ -5,7 +5,7 @@ import { parseLibraryRef } from './ids.js';
 import { addVersion, createLibrary, findLibrary, type IndexDeps } from './service.js';
 import { lookupContext } from './sources/index.js';
 import { lookupPackage } from './sources/registries/index.js';
-import type { Ecosystem } from './sources/types.js';
+import { type Ecosystem, isPackageSource } from './sources/types.js';
 
 /**
  * On demand (docs/documentation-index.md, "On demand"): a library search that finds nothing looks the name up in
@@ -90,7 +90,7 @@ export async function registerOnDemand(deps: IndexDeps, name: string, query: str
   const existing = await em.findOne(Library, { source: found.ecosystem, sourceUrl: found.info.name });
   if (existing) return existing;
   try {
-    const { library } = await createLibrary(deps, { source: found.ecosystem, sourceUrl: found.info.name, onDemand: true });
+    const { library } = await createLibrary(deps, { source: found.ecosystem, sourceUrl: found.info.name, onDemand: true, package: found.info });
     deps.log.info('registered on demand', { library: library.id, for: name });
     return (await em.fork().findOne(Library, { id: library.id })) ?? undefined;
   } catch (err) {
@@ -115,7 +115,7 @@ export async function registerReference(deps: IndexDeps, libraryId: string, vers
     return lib !== undefined;
   }
   const lib = await findLibrary(em, libraryId);
-  if (lib.source !== 'npm' && lib.source !== 'pypi' && lib.source !== 'crates') return false;
+  if (!isPackageSource(lib.source)) return false;
   try {
     await addVersion(deps, lib.id, { tag: version });
     return true;

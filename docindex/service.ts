@@ -18,12 +18,13 @@ import { remoteAccess } from './remote-access.js';
 import { LocalFolders } from './local-folders.js';
 import { isGitRemoteUrl, isValidTag, libraryIdFromFolder, libraryIdFromRemote, versionIdOf } from './ids.js';
 import { type IndexJobDetail, serializeIndexJob } from './kind.js';
-import { isPackageSource, lookupContext } from './sources/index.js';
+import { lookupContext } from './sources/index.js';
 import { describePackage } from './sources/packages.js';
 import { parseRefreshEvery } from './refresh/every.js';
 import { parsePolicy } from './refresh/policy.js';
 import { describeRefresh, ensureRefreshSchedule, pauseRefresh, refreshNow, removeRefreshSchedule, unpauseRefresh } from './refresh/schedules.js';
-import { describePackageSource, describeSiteSource, type SourceDescription } from './sources/register.js';
+import { describePackageSource, describeSiteSource, packageDescription, type SourceDescription } from './sources/register.js';
+import { isPackageSource, type PackageInfo } from './sources/types.js';
 
 export interface IndexDeps {
   config: Config;
@@ -148,6 +149,8 @@ export interface NewLibrary {
   autoIndex?: boolean;
   /** Registered by a search that found nothing (docindex/on-demand.ts). */
   onDemand?: boolean;
+  /** The package as its registry was just read (on demand): registering does not ask the registry again. */
+  package?: PackageInfo;
   /** Its refresh interval (`6h`, `1d`, `off`) and version policy; null or absent: the defaults. */
   refreshEvery?: string | null;
   versionPolicy?: string | null;
@@ -197,7 +200,9 @@ async function describeRepository(deps: IndexDeps, input: NewLibrary): Promise<S
 /** Where a new library's files will come from, checked: the one switch on the source when registering. */
 function describeSource(deps: IndexDeps, input: NewLibrary): Promise<SourceDescription> {
   if (input.gitHostToken && input.source !== 'git-host') throw new ValidationError('Only git-host libraries take a gitHostToken', 'VALIDATION_ERROR');
-  if (isPackageSource(input.source)) return describePackageSource(deps.config, deps.log, input.source, input.sourceUrl);
+  if (isPackageSource(input.source)) {
+    return input.package ? Promise.resolve(packageDescription(input.package)) : describePackageSource(deps.config, deps.log, input.source, input.sourceUrl);
+  }
   if (input.source === 'website') return describeSiteSource(deps.config, deps.log, input.sourceUrl);
   return describeRepository(deps, input);
 }

@@ -6,7 +6,7 @@ import { asValidationError, isAddressRefusal, refused } from '../../outbound/gua
 import { libraryIdOfPackage, libraryIdOfSite } from '../ids.js';
 import { lookupContext } from './index.js';
 import { lookupPackage, validPackageName } from './registries/index.js';
-import type { Ecosystem } from './types.js';
+import type { Ecosystem, PackageInfo } from './types.js';
 
 /** What a new package or site library is registered with: its id, and what its source says about it. */
 export interface SourceDescription {
@@ -35,9 +35,14 @@ export async function describePackageSource(config: Config, log: Logger, ecosyst
     throw unreachable(`The ${ecosystem} registry`, err, 'REGISTRY_UNREACHABLE');
   });
   if (!info) throw new ValidationError(`The ${ecosystem} registry has no package ${name.trim()}`, 'PACKAGE_NOT_FOUND', [{ pointer: '/body/sourceUrl', message: 'no such package' }]);
+  return packageDescription(info);
+}
+
+/** A package library as its registry's description of the package makes it. */
+export function packageDescription(info: PackageInfo): SourceDescription {
   const latest = info.versions.find((v) => v.version === info.latest);
   return {
-    id: libraryIdOfPackage(ecosystem, info.name),
+    id: libraryIdOfPackage(info.ecosystem, info.name),
     sourceUrl: info.name,
     title: info.name,
     description: info.description,
