@@ -5,6 +5,7 @@ import { ConfigError } from '../core/errors.js';
 import { bool, int, oneOf, parser, refine, resolvedPath, text, url } from '../core/settings.js';
 import { parseRefreshEvery, type RefreshEvery } from './refresh/every.js';
 import { parsePolicy } from './refresh/policy.js';
+import { isPackageSource } from './sources/types.js';
 
 export interface EmbeddingsConfig {
   /** Where local models are looked up and downloads go (DATA_DIR/models). */
@@ -114,7 +115,7 @@ const MB = 1024 * 1024;
 /** INDEX_ON_DEMAND_REGISTRIES: known registries only, each once. */
 const registryList = parser('registries, comma-separated, of `npm`, `pypi`, `crates`', (raw, name) => {
   const list = raw.split(',').map((r) => r.trim().toLowerCase()).filter(Boolean);
-  for (const r of list) if (r !== 'npm' && r !== 'pypi' && r !== 'crates') throw new ConfigError(`${name}: "${r}" is not npm, pypi or crates`);
+  for (const r of list) if (!isPackageSource(r)) throw new ConfigError(`${name}: "${r}" is not npm, pypi or crates`);
   return [...new Set(list)] as SourcesConfig['onDemandRegistries'];
 });
 

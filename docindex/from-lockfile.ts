@@ -42,7 +42,7 @@ async function ensureDependency(deps: IndexDeps, ecosystem: 'npm' | 'pypi' | 'cr
   const existing = await em.findOne(LibraryVersion, { repositoryId: lib.id, tag: version });
   if (existing) {
     if (existing.state === 'error') await enqueueIndex(deps, lib, existing);
-    return { ...base, libraryId: `${lib.id}/${version}`, status: existing.state === 'indexed' ? 'ready' : 'queued' };
+    return { ...base, libraryId: `${lib.id}/${version}`, status: stateStatus(existing.state) };
   }
   try {
     await addVersion(deps, lib.id, { tag: version });

@@ -6,7 +6,7 @@ import { removeSchedule } from '../../jobs/schedules.js';
 import { Library, LibraryVersion } from '../entities/library.js';
 import { versionIdOf } from '../ids.js';
 import { enqueueIndex } from '../service.js';
-import { REGISTRIES } from '../sources/types.js';
+import { isPackageSource } from '../sources/types.js';
 import { sourceHead } from './head.js';
 import { parsePolicy, pickVersions } from './policy.js';
 import { refreshScheduleId } from './schedules.js';
@@ -38,7 +38,7 @@ export const MAX_NEW_VERSIONS = 10;
 
 /** What the default scope was last indexed at: a package's version, otherwise the commit (or a site's stamp). */
 const indexedRevision = (lib: Library): string | null =>
-  (REGISTRIES as readonly string[]).includes(lib.source) ? (lib.latestVersion ?? null) : (lib.lastCommit ?? null);
+  isPackageSource(lib.source) ? (lib.latestVersion ?? null) : (lib.lastCommit ?? null);
 
 async function indexing(em: EntityManager, libraryId: string): Promise<boolean> {
   const rows: unknown[] = await em.execute(`select 1 from job where kind = 'index' and completed_at is null and detail->>'repositoryId' = ? limit 1`, [

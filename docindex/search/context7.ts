@@ -3,6 +3,7 @@ import { Library, LibraryVersion } from '../entities/library.js';
 import type { HttpError } from '../../api/errors.js';
 import type { ContextResult, ContextSnippet, RetrievalDeps } from './context.js';
 import { ALL_LIBRARIES, MAX_LIBRARY_LIST, splitLibraryList } from '../ids.js';
+import { isPackageSource } from '../sources/types.js';
 
 /**
  * Context7-compatible shapes (docs/documentation-index.md, "Search and context"): library search, the v2 context body and text,
@@ -153,7 +154,7 @@ function sourceUrl(r: Origin, filePath: string): string {
   // A site's page is its URL (docindex/sources/website/pages.ts writes each page at its URL's path, `.md` added).
   if (r.repository.source === 'website') return new URL(filePath.replace(/\.md$/, '').replace(/(^|\/)index$/, '$1'), new URL(r.repository.sourceUrl).origin + '/').href;
   // A package's file, named by the registry and the version it came from.
-  if (r.repository.source === 'npm' || r.repository.source === 'pypi' || r.repository.source === 'crates') {
+  if (isPackageSource(r.repository.source)) {
     return `${r.repository.source}:${r.repository.sourceUrl}@${r.version?.resolved ?? r.repository.indexedVersion ?? 'latest'}/${filePath}`;
   }
   const base = r.repository.sourceUrl.replace(/\.git$/, '').replace(/\/$/, '');

@@ -8,10 +8,8 @@ import { outboundGuard } from '../../outbound/guard.js';
 import type { Library, LibraryVersion } from '../entities/library.js';
 import { checkoutPackage } from './packages.js';
 import { checkoutRepository, type CheckoutProgress } from './repository.js';
-import type { Checkout, SourceContext } from './types.js';
+import { type Checkout, isPackageSource, type SourceContext } from './types.js';
 import { readSite } from './website/crawl.js';
-
-export const isPackageSource = (source: string): source is 'npm' | 'pypi' | 'crates' => source === 'npm' || source === 'pypi' || source === 'crates';
 
 /** A library's folder that outlives runs (a site's pages and their validators): DATA_DIR/sources/<hash of its id>. */
 export const sourceCacheDir = (config: Pick<Config, 'dataDir'>, libraryId: string) =>

@@ -10,6 +10,9 @@ import type { OutboundGuard } from '../../outbound/guard.js';
 export const REGISTRIES = ['npm', 'pypi', 'crates'] as const;
 export type Ecosystem = (typeof REGISTRIES)[number];
 
+/** A library's source is a package of a registry (not a repository or a site). */
+export const isPackageSource = (source: string): source is Ecosystem => (REGISTRIES as readonly string[]).includes(source);
+
 /** What a source reads with: the outbound guard for every request, the attempt's cancellation, its work folder. */
 export interface SourceContext {
   config: Config;
