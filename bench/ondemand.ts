@@ -10,9 +10,7 @@ import { createLogger } from '../core/log.js';
 import { Library } from '../docindex/entities/library.js';
 import { freePort } from '../fakes/ports.js';
 import { loadConfig } from '../runtime/config.js';
-import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { startStack } from '../runtime/stack.js';
-import { findTemporalCli, startDevServer } from '../runtime/temporal.js';
 
 const run = promisify(execFile);
 
@@ -32,22 +30,21 @@ export async function ondemand(): Promise<void> {
   const addresses = (await dns.lookup(registry.hostname, { all: true })).map((a) => a.address);
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-bench-'));
   await fs.chmod(dir, 0o755);
-  const [pgPort, temporalPort, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
-  const [pg, temporal] = await Promise.all([
-    startEmbeddedPostgres({ dataDir: dir, port: pgPort, log }),
-    findTemporalCli(log).then((cli) => startDevServer({ cli, stateDir: path.join(dir, 'temporal'), port: temporalPort, uiPort: 0, headless: true, namespace: 'default', log })),
-  ]);
+  const [port, pgPort, temporalPort, uiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const config = loadConfig({
     DATA_DIR: path.join(dir, 'data'),
-    DATABASE_URL: pg.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    PORT: String(apiPort),
+    PORT: String(port),
+    EMBEDDED_POSTGRES_PORT: String(pgPort),
+    TEMPORAL_PORT: String(temporalPort),
+    TEMPORAL_UI_PORT: String(uiPort),
     LOG_LEVEL: 'warn',
     OUTBOUND_ALLOW: addresses.join(','),
     INDEX_ON_DEMAND_REGISTRIES: 'npm',
     EMBEDDING_ALLOW_DOWNLOADS: 'false',
+    ...(process.env.TEMPORAL_CLI && { TEMPORAL_CLI: process.env.TEMPORAL_CLI }),
   });
-  const stack = await startStack({ config, log, api: true, queues: ['indexing'], services: 'attach' });
+  // The stack starts its own embedded PostgreSQL and Temporal dev server, as `npm start` does.
+  const stack = await startStack({ config, log, api: true, queues: ['indexing'], services: 'embedded' });
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.api!.url}/mcp`)));
   const call = async (name: string, args: Record<string, unknown>) => {
@@ -84,8 +81,6 @@ export async function ondemand(): Promise<void> {
   } finally {
     await client.close().catch(() => undefined);
     await stack.stop();
-    await temporal.stop();
-    await pg.stop();
     await fs.rm(dir, { recursive: true, force: true });
   }
 }
