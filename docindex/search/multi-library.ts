@@ -151,12 +151,12 @@ type Lists = { keyword?: Ranked[]; semantic?: Ranked[] | null };
  * One scope's lists: keyword (BM25) and semantic (cosine) as asked; a semantic list of null when the scope has no
  * vectors to use (search answered by keyword instead, which is then its keyword list).
  */
-async function scopeLists(deps: RetrievalDeps, t: Target, query: string, want: { keyword: boolean; semantic: boolean }): Promise<Lists> {
+async function scopeLists(deps: RetrievalDeps, t: Target, query: string, want: { keyword: boolean; semantic: boolean }, queryVector?: Promise<Float32Array>): Promise<Lists> {
   const em = deps.orm.em.fork();
   const scope = { repositoryId: t.lib.id, versionId: t.version?.id ?? null };
   const stamp = String((t.version ? t.version.indexedAt : t.lib.lastIndexedAt)?.getTime() ?? 0);
   // Each scope's own lists, not reranked: the merged list is reranked once (retrieveAcrossLibraries).
-  const run = (mode: 'keyword' | 'semantic') => rankScope(deps, em, { scope, query, mode, alpha: 0.5, limit: SCOPE_DEPTH, stamp });
+  const run = (mode: 'keyword' | 'semantic') => rankScope(deps, em, { scope, query, mode, alpha: 0.5, limit: SCOPE_DEPTH, stamp, ...(queryVector && { queryVector }) });
   const lists: Lists = {};
   if (want.semantic) {
     const r = await run('semantic');
@@ -179,8 +179,8 @@ function merged(lists: Ranked[][], limit: number): Ranked[] {
 async function searchAll(deps: RetrievalDeps, targets: Target[], p: ContextParams): Promise<{ mode: UsedSearchMode; ranked: Ranked[]; owner: Map<string, Target> }> {
   const query = p.query.trim();
   const owner = new Map<string, Target>();
-  const listsOf = async (want: { keyword: boolean; semantic: boolean }) => {
-    const lists = await bounded(targets, CONCURRENCY, (t) => scopeLists(deps, t, query, want));
+  const listsOf = async (want: { keyword: boolean; semantic: boolean }, queryVector?: Promise<Float32Array>) => {
+    const lists = await bounded(targets, CONCURRENCY, (t) => scopeLists(deps, t, query, want, queryVector));
     lists.forEach((l, i) => [...(l.keyword ?? []), ...(l.semantic ?? [])].forEach((r) => owner.set(r.id, targets[i]!)));
     return lists;
   };
@@ -191,7 +191,11 @@ async function searchAll(deps: RetrievalDeps, targets: Target[], p: ContextParam
   if (!provider) return byKeyword(p.searchMode === 'auto' ? 'keyword' : 'keyword_fallback');
   const mode = p.searchMode === 'auto' ? 'hybrid' : p.searchMode;
   const want = { keyword: mode === 'hybrid' && p.alpha < 1, semantic: mode === 'semantic' || p.alpha > 0 };
-  const lists = await listsOf(want);
+  // The query is embedded once for every scope. A failure is each scope's to handle (it answers by keyword); the
+  // catch only keeps a rejection no scope awaited (none had vectors) from going unhandled.
+  const queryVector = want.semantic ? provider.embed([query]).then(([v]) => v!) : undefined;
+  queryVector?.catch(() => undefined);
+  const lists = await listsOf(want, queryVector);
   // A scope without vectors has no cosines to weigh against the others': all answer by keyword, as one library does.
   if (want.semantic && !lists.every((l) => l.semantic)) return byKeyword('keyword_fallback');
   const semantic = lists.map((l) => l.semantic ?? []);

@@ -32,6 +32,8 @@ export interface SearchRequest {
   limit: number;
   /** Changes whenever the scope is re-indexed (see vectors.ts). */
   stamp: string;
+  /** The query's vector, when the caller embeds it once for several scopes (docindex/search/multi-library.ts). */
+  queryVector?: Promise<Float32Array>;
 }
 
 export interface SearchResult {
@@ -119,7 +121,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
     if (!matrix.ids.length) return undefined;
     let vector: Float32Array;
     try {
-      [vector] = (await provider.embed([req.query])) as [Float32Array];
+      vector = await (req.queryVector ?? provider.embed([req.query]).then(([v]) => v!));
     } catch (err) {
       deps.log.warn('embedding the query failed; answering by keyword', { error: (err as Error).message });
       return undefined;

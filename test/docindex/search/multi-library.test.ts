@@ -3,12 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { api, enc, expectError, waitForJob } from '../helpers.js';
 import { TestRepo } from '../../support/git.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 import { buildTinyModel } from '../../../fakes/tiny-model.js';
 import { parseLibraryRefList } from '../../../docindex/ids.js';
+import { activeEmbeddingProvider } from '../../../docindex/embeddings/profiles.js';
 
 let tmp: string;
 let stack: TestStack;
@@ -83,6 +84,21 @@ describe('parseLibraryRefList', () => {
 });
 
 describe('GET /api/v1/context across libraries', () => {
+  it('embeds the query once, however many libraries it searches', async () => {
+    const provider = (await activeEmbeddingProvider(stack.orm.em.fork(), stack.config))!;
+    const embed = vi.spyOn(provider, 'embed');
+    try {
+      for (const searchMode of ['semantic', 'hybrid']) {
+        embed.mockClear();
+        const res = await ctx({ libraryId: `${GARDEN},${ORBIT}`, query: 'orbit storage pages', searchMode });
+        expect(res.body.searchMode).toBe(searchMode);
+        expect(embed, searchMode).toHaveBeenCalledTimes(1);
+      }
+    } finally {
+      embed.mockRestore();
+    }
+  });
+
   it('ranks the best answer first whichever library holds it, each result naming its library', async () => {
     for (const searchMode of ['keyword', 'hybrid', 'semantic']) {
       const res = await ctx({ libraryId: `${GARDEN},${ORBIT}`, query: 'storage engine durable storage pages', searchMode });
