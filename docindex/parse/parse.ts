@@ -1,5 +1,6 @@
 import { assemble, resolveOptions, type ParseOptions, type ParsedSnippet, type RawSnippet } from './assemble.js';
-import { detectKind, type DocKind } from './languages.js';
+import { splitRustModuleDocs } from './doc-comments.js';
+import { detectKind, sourceLanguage, type DocKind } from './languages.js';
 import { parseMarkdown } from './markdown.js';
 import { parseNotebook } from './notebook.js';
 import { parseRst } from './rst.js';
@@ -43,8 +44,11 @@ function rawSnippets(filePath: string, text: string, kind: DocKind, minChars: nu
       return parseRst(text);
     case 'notebook':
       return parseNotebook(text, minChars);
-    case 'source':
-      return parseSource(filePath, text);
+    case 'source': {
+      const docs = sourceLanguage(filePath).family === 'rust' ? splitRustModuleDocs(text) : null;
+      if (!docs) return parseSource(filePath, text);
+      return [...parseMarkdown(docs.markdown, { mdx: false, frontMatter: false, inlineBelow: minChars }), ...parseSource(filePath, docs.code)];
+    }
     case 'text':
       return plainText(filePath, text);
   }
