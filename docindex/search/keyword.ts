@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { join, raw, sql, type Sql } from '../../db/sql.js';
+import { EVIDENCE_POOL, withPageEvidence } from './evidence.js';
 import { planKeywordSearch, parseQuery, termForms, type KeywordPlan, type TermForm } from './keyword-plan.js';
 
 /**
@@ -119,7 +120,7 @@ function candidates(plan: KeywordPlan, scope: Scope, match: string, limit: numbe
   const tfs = plan.terms.map((_, i) => `case when s.search_vector @@ q.t${i} then ts_rank('${WEIGHTS}', s.search_vector, q.t${i}, 0) * ${UNIT} else 0 end as f${i}`);
   const excluded = plan.exclude.length ? ' and not s.search_vector @@ q.x' : '';
   // A candidate carries its length and term frequencies, not its vector: the sets stay small enough to stay in memory.
-  return sql`select s.id, length(s.search_vector)::float8 as len, ${raw(tfs.join(', '))} from snippet s, q where ${inScope(scope)} and ${raw(match)}${raw(excluded)} limit ${limit}`;
+  return sql`select s.id, s.document_id, length(s.search_vector)::float8 as len, ${raw(tfs.join(', '))} from snippet s, q where ${inScope(scope)} and ${raw(match)}${raw(excluded)} limit ${limit}`;
 }
 
 /** The candidate sets: `c<i>` for each rare term, through the GIN index; `cc` for the common terms together. */
@@ -155,10 +156,10 @@ function idfs(plan: KeywordPlan): Sql {
   return raw(dfs.map((df, i) => `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5)) as w${i}`).join(', '));
 }
 
-/** A candidate `u`'s score from the weights `w` (see keywordSearch). */
-function score(plan: KeywordPlan): Sql {
+/** A candidate `u`'s score for each term from the weights `w` (see keywordSearch), as an array. */
+function termScores(plan: KeywordPlan): Sql {
   const norm = `(1 - ${B} + ${B} * u.len / ${AVERAGE_LEXEMES})`;
-  return raw(plan.terms.map((_, i) => `w.w${i} * u.f${i} * ${K1 + 1} / (u.f${i} + ${K1} * ${norm})`).join(' + '));
+  return raw(`array[${plan.terms.map((_, i) => `(w.w${i} * u.f${i} * ${K1 + 1} / (u.f${i} + ${K1} * ${norm}))::float8`).join(', ')}]`);
 }
 
 /** The whole ranking query of a plan: the best `limit` candidates with their scores. */
@@ -170,7 +171,8 @@ function rankingSql(plan: KeywordPlan, scope: Scope, limit: number): Sql {
      ${total(plan, scope)},
      w as materialized (select ${idfs(plan)} from t),
      u as (select distinct on (id) * from (${raw(union)}) a order by id)
-     select u.id, (${score(plan)})::float8 as score from u, w order by score desc, u.id asc limit ${limit}`;
+     select u.id, u.document_id, p.terms, (select sum(x) from unnest(p.terms) x)::float8 as score
+     from u, w, lateral (select ${termScores(plan)} as terms) p order by score desc, u.id asc limit ${limit}`;
 }
 
 /**
@@ -199,7 +201,7 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
   // prefers a sequential scan, which for words that rarely occur together reads most of the table.
   const rows = (await em.transactional(async (tx) => {
     await tx.execute('set local enable_seqscan = off');
-    return run(tx, rankingSql(plan, scope, limit));
-  })) as { id: string; score: number }[];
-  return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
+    return run(tx, rankingSql(plan, scope, Math.max(limit, EVIDENCE_POOL)));
+  })) as { id: string; document_id: string; terms: number[]; score: number }[];
+  return withPageEvidence(rows.map((r) => ({ id: r.id, documentId: r.document_id, terms: r.terms.map(Number), score: Number(r.score) })), limit);
 }
