@@ -42,7 +42,7 @@ const run = promisify(execFile);
  *
  * `fastify-pino.json` is the main corpus, the only one ranking may be tuned on; the others (undici, click, clap,
  * pymdown-extensions' MkDocs site) are held out, never used to tune ranking, so their figures show whether a change
- * generalises. QUALITY_VERBOSE=<corpus> lists that corpus's misses (rank over 5).
+ * generalises. QUALITY_VERBOSE=<corpus> lists the questions of that corpus not answered first.
  * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`) chooses the phases;
  * SEARCH_RANK_CANDIDATES is passed on.
  */
@@ -225,7 +225,7 @@ export async function quality(): Promise<void> {
         const a = await ask(q, mode, alpha, target);
         row.ranks.push(a.rank);
         row.ms.push(a.ms);
-        if (process.env.QUALITY_VERBOSE === c.name && (a.rank === null || a.rank > 5)) {
+        if (process.env.QUALITY_VERBOSE === c.name && (a.rank === null || a.rank > 1)) {
           console.log(`  miss [${label}] ${q.library}: "${q.question}" rank ${a.rank ?? '-'}; top: ${a.top.join(', ')}`);
         }
       }

@@ -4,9 +4,14 @@
  * term's share of the candidates). No database here: keyword.ts reads the term statistics and writes the plan as SQL.
  */
 
+/**
+ * English stop words, and the words of a question that carry no topic ("is there a way", "I want to", "something"):
+ * in a developer's own wording they would otherwise count as terms, and match pages by their filler.
+ */
 const STOP_WORDS = new Set(
   ('a an and are as at be but by do does did for from how i if in into is it its me my of on or so that the their then there these ' +
-    'this to was what when where which who why will with can could should would you your we our use using').split(' '),
+    'this to was what when where which who why will with can could should would you your we our use using ' +
+    'way ways possible want wants need needs able try trying something anything thing things any some just also own').split(' '),
 );
 
 /** Each term is ranked on its own (see keywordSearch): a query uses at most this many distinct terms, and exclusions. */

@@ -18,6 +18,9 @@ describe('search helpers', () => {
     expect(parseQuery('!!! ---')).toEqual({ include: [], exclude: [] });
     // Repeats count once, and a query uses at most MAX_TERMS terms (each is ranked on its own in SQL).
     expect(parseQuery('Router router ROUTER cache')).toEqual({ include: ['ROUTER', 'cache'], exclude: [] });
+    // A question's filler is no topic.
+    expect(parseQuery('is there a way to set something like a timeout').include).toEqual(['set', 'like', 'timeout']);
+    expect(parseQuery('I want to stream responses, possible?').include).toEqual(['stream', 'responses,']);
     expect(parseQuery(Array.from({ length: 500 }, (_, i) => `w${i}`).join(' ')).include).toHaveLength(MAX_TERMS);
   });
 
