@@ -1,5 +1,6 @@
 import { assemble, resolveOptions, type ParseOptions, type ParsedSnippet, type RawSnippet } from './assemble.js';
-import { detectKind, type DocKind } from './languages.js';
+import { loadGrammars } from './code/grammar.js';
+import { detectKind, sourceLanguage, type DocKind } from './languages.js';
 import { parseMarkdown } from './markdown.js';
 import { parseNotebook } from './notebook.js';
 import { parseRst } from './rst.js';
@@ -9,7 +10,8 @@ import { baseName, extension, normalizeNewlines } from './util.js';
 /**
  * The documentation parser: one file in, its snippets out. Pure, deterministic and total: the same input always
  * gives the same output, and no input makes it throw (if a format parser ever failed, the file would be indexed as
- * plain text instead, and if even that failed, as nothing).
+ * plain text instead, and if even that failed, as nothing). Source files in the languages with a tree-sitter grammar
+ * are split by their syntax tree once `loadSourceGrammars` has loaded it, and by a line lexer before.
  */
 export type { ParseOptions, ParsedSnippet, SnippetType } from './assemble.js';
 export type { DocKind } from './languages.js';
@@ -32,6 +34,17 @@ export function parseFile(filePath: string, content: string, options?: ParseOpti
   } catch {
     return [];
   }
+}
+
+/**
+ * Loads the tree-sitter grammars that the source files among these paths need, once per process (WebAssembly
+ * grammars can only be loaded asynchronously, parseFile stays synchronous). Never rejects: a grammar that does not
+ * load leaves its files to the line lexer.
+ */
+export async function loadSourceGrammars(filePaths: Iterable<string>): Promise<void> {
+  const languages = new Set<string>();
+  for (const p of filePaths) if (detectKind(p) === 'source') languages.add(sourceLanguage(p).language);
+  await loadGrammars(languages);
 }
 
 /** `minChars`: what is smaller than this does not stand alone (Markdown merges it into its section). */
