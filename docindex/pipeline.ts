@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from '../activities/deps.js';
 import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion, type RepoConfig } from './parse/config.js';
-import { parseFile, type ParsedSnippet } from './parse/parse.js';
+import { loadSourceGrammars, parseFile, type ParsedSnippet } from './parse/parse.js';
 import { contentExclusion, selectFiles } from './parse/select.js';
 import { PermanentError } from '../core/errors.js';
 import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from './embeddings/profiles.js';
@@ -448,6 +448,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     const s: CrawlScope = { root, config, stored: await storedChecksums(em, lib, version), staging, tally, report };
     await report({ stage: 'parsing', progress: 10, stageDetail: warnings.length ? warnings.join('; ') : `${files.length} files` }, { totalFiles: files.length, processed: 0 }, true);
 
+    await loadSourceGrammars(files);
     await stageDeleted(s, await stageFiles(s, files, ctx.signal));
     await staging.finish();
     warnings.push(...s.tally.skippedWarnings());

@@ -1,16 +1,18 @@
 import type { RawSnippet } from './assemble.js';
-import { sourceLanguage, type SourceFamily } from './languages.js';
-import { scanBraceLines, scanPythonLines, type LineInfo } from './lexer.js';
-import { baseName, indentWidth, isBlank, nonSpaceLength } from './util.js';
+import { lineOutline } from './code/line-outline.js';
+import type { Declaration, Outline } from './code/outline.js';
+import { treeOutline } from './code/tree-outline.js';
+import { sourceLanguage } from './languages.js';
+import { baseName, isBlank, nonSpaceLength } from './util.js';
 
 /**
- * Source files: one code snippet per top-level declaration, found on unindented lines at bracket depth 0 that do
- * not start inside a string or comment (see lexer.ts). Comments, doc comments, decorators, annotations and
- * attributes directly above a declaration belong to it; top-level statements after a declaration stay with it.
- * Runs of small declarations are grouped. What precedes the first declaration (the "preamble") is kept only when it
- * holds more than imports and a license header, e.g. a module docstring or package comment. An oversized declaration
- * is later split at its member or statement boundaries (the lines one level inside it). Languages without a scanner
- * are cut into windows of lines.
+ * Source files: one code snippet per top-level declaration, with the comments, doc comments, decorators,
+ * annotations and attributes directly above it; top-level statements after a declaration stay with it. The
+ * declarations come from the language's tree-sitter grammar when it is loaded (code/tree-outline.ts), else from the
+ * line lexer (code/line-outline.ts). Runs of small declarations are grouped. What precedes the first declaration
+ * (the "preamble") is kept only when it holds more than imports and a license header, e.g. a module docstring or
+ * package comment. An oversized declaration is later split at its member or statement boundaries. Languages without
+ * either are cut into windows of lines.
  */
 
 /** Declarations smaller than this (non-whitespace characters) may be grouped with their neighbours... */
@@ -18,70 +20,30 @@ const SMALL_DECL = 150;
 /** ...into groups of at most this size. */
 const GROUP_LIMIT = 800;
 
-interface Decl {
-  line: number;
+interface Segment {
+  titles: string[];
   start: number;
-  title: string;
+  end: number;
+  size: number;
+  members: number[];
 }
 
 export function parseSource(filePath: string, text: string): RawSnippet[] {
   const { language, family } = sourceLanguage(filePath);
   const name = baseName(filePath);
-  if (family === 'lines') {
-    return [{ type: 'code', title: name, content: text, language, breadcrumb: filePath, pos: 0, split: 'code' }];
-  }
+  const whole: RawSnippet[] = [{ type: 'code', title: name, content: text, language, breadcrumb: filePath, pos: 0, split: 'code' }];
+  if (family === 'lines') return whole;
   const lines = text.split('\n');
-  const infos = family === 'python' ? scanPythonLines(text) : scanBraceLines(text, family);
-  if (infos.length !== lines.length) {
-    // Cannot happen (the lexers emit one entry per line); windows of lines are the safe answer if it ever does.
-    return [{ type: 'code', title: name, content: text, language, breadcrumb: filePath, pos: 0, split: 'code' }];
-  }
-  const decls: Decl[] = [];
-  let floor = 0;
-  const importish = importLines(lines, infos, family);
-  for (let i = 0; i < lines.length; i++) {
-    const info = infos[i]!;
-    if (info.depth !== 0 || info.inString || info.inComment || !info.hasCode) continue;
-    const line = lines[i]!;
-    const c = line.charCodeAt(0);
-    if (c === 32 || c === 9 || importish[i]) continue;
-    const title = declarationTitle(line.length > 400 ? line.slice(0, 400) : line, family);
-    if (!title) continue;
-    const start = attachUp(lines, infos, i, floor, 0, family);
-    decls.push({ line: i, start, title });
-    floor = i + 1;
-  }
+  const outline = treeOutline(language, family, text, lines.length) ?? lineOutline(lines, text, family);
+  if (!outline) return whole;
 
   const raws: RawSnippet[] = [];
-  const firstStart = decls.length ? decls[0]!.start : lines.length;
-  const preamble = preambleContent(lines, infos, importish, 0, firstStart);
+  const firstStart = outline.decls.length ? outline.decls[0]!.start : lines.length;
+  const preamble = preambleContent(lines, outline, firstStart);
   if (preamble !== null) raws.push({ type: 'code', title: name, content: preamble, language, breadcrumb: filePath, pos: 0, split: 'code' });
-
-  interface Segment {
-    titles: string[];
-    start: number;
-    end: number;
-    size: number;
-    declLine: number;
-  }
-  const segments: Segment[] = decls.map((d, k) => {
-    const end = k + 1 < decls.length ? decls[k + 1]!.start : lines.length;
-    let size = 0;
-    for (let j = d.start; j < end && size < GROUP_LIMIT; j++) size += nonSpaceLength(lines[j]!, GROUP_LIMIT);
-    return { titles: [d.title], start: d.start, end, size, declLine: d.line };
-  });
-  const grouped: Segment[] = [];
-  for (const seg of segments) {
-    const prev = grouped[grouped.length - 1];
-    if (prev && prev.size < GROUP_LIMIT && seg.size < SMALL_DECL && prev.size + seg.size <= GROUP_LIMIT && (prev.titles.length > 1 || prev.size < SMALL_DECL)) {
-      prev.titles.push(...seg.titles);
-      prev.end = seg.end;
-      prev.size += seg.size;
-    } else grouped.push({ ...seg, titles: [...seg.titles] });
-  }
-  for (const seg of grouped) {
+  for (const seg of group(lines, outline.decls)) {
     const title = groupTitle(seg.titles);
-    const boundaries = innerBoundaries(lines, infos, seg.start, seg.end, seg.declLine, family).map((b) => b - seg.start);
+    const boundaries = seg.members.filter((b) => b > seg.start && b < seg.end).map((b) => b - seg.start);
     raws.push({
       type: 'code',
       title,
@@ -95,173 +57,39 @@ export function parseSource(filePath: string, text: string): RawSnippet[] {
   return raws;
 }
 
+/** One segment per declaration (up to the next one), runs of small ones merged. */
+function group(lines: readonly string[], decls: readonly Declaration[]): Segment[] {
+  const grouped: Segment[] = [];
+  decls.forEach((d, k) => {
+    const end = k + 1 < decls.length ? decls[k + 1]!.start : lines.length;
+    let size = 0;
+    for (let j = d.start; j < end && size < GROUP_LIMIT; j++) size += nonSpaceLength(lines[j]!, GROUP_LIMIT);
+    const prev = grouped[grouped.length - 1];
+    if (prev && prev.size < GROUP_LIMIT && size < SMALL_DECL && prev.size + size <= GROUP_LIMIT && (prev.titles.length > 1 || prev.size < SMALL_DECL)) {
+      prev.titles.push(d.title);
+      prev.end = end;
+      prev.size += size;
+      prev.members.push(d.start, ...d.members);
+    } else grouped.push({ titles: [d.title], start: d.start, end, size, members: [...d.members] });
+  });
+  return grouped;
+}
+
 function groupTitle(titles: string[]): string {
   if (titles.length <= 4) return titles.join(', ');
   return `${titles.slice(0, 3).join(', ')} and ${titles.length - 3} more`;
 }
 
-const JS_PREFIX = String.raw`(?:export\s+(?:default\s+)?)?(?:declare\s+)?`;
-const JS_FUNCTION = new RegExp(String.raw`^${JS_PREFIX}(?:async\s+)?function\b\s*\*?\s*([\w$]+)?`);
-const JS_CLASS = new RegExp(String.raw`^${JS_PREFIX}(?:abstract\s+)?class\b(?:\s+([\w$]+))?`);
-const JS_INTERFACE = new RegExp(String.raw`^${JS_PREFIX}interface\s+([\w$]+)`);
-const JS_TYPE = new RegExp(String.raw`^${JS_PREFIX}type\s+([\w$]+)\s*(?:<|=)`);
-const JS_ENUM = new RegExp(String.raw`^${JS_PREFIX}(?:const\s+)?enum\s+([\w$]+)`);
-const JS_NAMESPACE = new RegExp(String.raw`^${JS_PREFIX}(?:namespace|module)\s+([\w$.]+|'[^']*'|"[^"]*")`);
-const JS_VARIABLE = new RegExp(String.raw`^${JS_PREFIX}(?:const|let|var)\s+([\w$]+)\s*(?::[^=]*)?(?:=\s*(.*))?$`);
-const JS_EXPORTS = /^(?:module\.)?exports(?:\.([\w$]+))?\s*=\s*(.*)$/;
-
-function jsIsFunction(rhs: string): boolean {
-  if (/^(?:async\s+)?function\b/.test(rhs)) return true;
-  if (/^(?:async\s+)?[\w$]+\s*=>/.test(rhs)) return true;
-  if (/^(?:async\s*)?(?:<[^>]*>\s*)?\(/.test(rhs)) return rhs.includes('=>') || /\(\s*$|,\s*$/.test(rhs);
-  return false;
-}
-
-function declarationTitle(line: string, family: SourceFamily): string | null {
-  let m: RegExpExecArray | null;
-  switch (family) {
-    case 'js':
-      if ((m = JS_FUNCTION.exec(line))) return m[1] ? `function ${m[1]}` : 'export default function';
-      if ((m = JS_CLASS.exec(line))) return `class ${m[1] ?? 'default'}`;
-      if ((m = JS_INTERFACE.exec(line))) return `interface ${m[1]}`;
-      if ((m = JS_TYPE.exec(line))) return `type ${m[1]}`;
-      if ((m = JS_ENUM.exec(line))) return `enum ${m[1]}`;
-      if ((m = JS_NAMESPACE.exec(line))) return `namespace ${m[1]}`;
-      if (/^declare\s+global\b/.test(line)) return 'declare global';
-      if ((m = JS_VARIABLE.exec(line))) {
-        const rhs = (m[2] ?? '').trim();
-        return jsIsFunction(rhs) ? `function ${m[1]}` : `const ${m[1]}`;
-      }
-      if ((m = JS_EXPORTS.exec(line))) {
-        const rhs = (m[2] ?? '').trim();
-        if (/^[\w$.]+;?$/.test(rhs)) return null; // `module.exports = Router;` stays with what it exports
-        if (!m[1]) return 'module.exports';
-        return jsIsFunction(rhs) ? `function ${m[1]}` : `exports.${m[1]}`;
-      }
-      if (/^export\s+default\s+(?![\w$.]+;?\s*(?:\/\/.*)?$)/.test(line)) return 'export default';
-      // Test suites read like usage examples: describe('Router', ...) is a declaration too.
-      if ((m = /^(describe|suite|test|it)(?:\.\w+)?\(\s*(['"`])(.{1,80}?)\2/.exec(line))) return `${m[1]} ${m[3]}`;
-      return null;
-    case 'python':
-      if ((m = /^(?:async\s+)?def\s+(\w+)/.exec(line))) return `def ${m[1]}`;
-      if ((m = /^class\s+(\w+)/.exec(line))) return `class ${m[1]}`;
-      return null;
-    case 'go':
-      if ((m = /^func\s*\(\s*(?:\w+\s+)?\*?\s*([\w.]+)(?:\[[^\]]*\])?\s*\)\s*(\w+)/.exec(line))) return `func ${m[1]}.${m[2]}`;
-      if ((m = /^func\s+(\w+)/.exec(line))) return `func ${m[1]}`;
-      if ((m = /^type\s+(\w+)/.exec(line))) return `type ${m[1]}`;
-      if ((m = /^(var|const|type)\s*\(/.exec(line))) return `${m[1]} (…)`;
-      if ((m = /^(var|const)\s+(\w+)/.exec(line))) return `${m[1]} ${m[2]}`;
-      return null;
-    case 'rust': {
-      const rest = line.replace(/^pub(?:\s*\([^)]*\))?\s+/, '');
-      if ((m = /^(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+(?:"[^"]*"\s+)?)?fn\s+(\w+)/.exec(rest))) return `fn ${m[1]}`;
-      if ((m = /^(struct|enum|union|type|mod|const|static)\s+(?:mut\s+)?(\w+)/.exec(rest))) return `${m[1]} ${m[2]}`;
-      if ((m = /^(?:unsafe\s+)?(?:auto\s+)?trait\s+(\w+)/.exec(rest))) return `trait ${m[1]}`;
-      if ((m = /^macro_rules!\s*(\w+)/.exec(rest))) return `macro ${m[1]}`;
-      if ((m = /^(?:unsafe\s+)?impl\b(.*)$/.exec(rest))) return rustImplTitle(m[1]!);
-      return null;
-    }
-    case 'java':
-      if ((m = /^(?:(?:public|protected|private|abstract|final|static|sealed|non-sealed|strictfp)\s+)*(class|interface|enum|record|@interface)\s+(\w+)/.exec(line))) {
-        return `${m[1] === '@interface' ? 'annotation' : m[1]} ${m[2]}`;
-      }
-      return null;
-    default:
-      return null;
-  }
-}
-
-function rustImplTitle(rest: string): string {
-  let s = rest.trimStart();
-  if (s.startsWith('<')) {
-    let depth = 0;
-    let k = 0;
-    for (; k < s.length; k++) {
-      if (s[k] === '<') depth++;
-      else if (s[k] === '>' && s[k - 1] !== '-' && --depth === 0) break;
-    }
-    s = s.slice(k + 1);
-  }
-  s = s.replace(/\{.*$/, '').replace(/\s+where\b.*$/, '').trim();
-  if (s.length > 100) s = `${s.slice(0, 99)}…`;
-  return s ? `impl ${s}` : 'impl';
-}
-
-const IMPORT_START: Record<Exclude<SourceFamily, 'lines'>, RegExp> = {
-  js: /^(?:import\b|export\s+(?:\*|type\s*\{|\{[^}]*\}\s*from\b)|(?:const|let|var)\s+[^=]+=\s*require\s*\(|require\s*\(|['"]use (?:strict|client|server)['"]|#!)/,
-  python: /^(?:from\s+\S+\s+import\b|import\s|__all__\s*=|#!)/,
-  go: /^(?:package\s|import\b)/,
-  rust: /^(?:(?:pub(?:\s*\([^)]*\))?\s+)?use\s|extern\s+crate\b|#!\[|(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+\w+\s*;)/,
-  java: /^(?:package\s|import\s)/,
-};
-
-/** Marks import/package/use statements, including the continuation lines of multi-line ones. */
-function importLines(lines: readonly string[], infos: readonly LineInfo[], family: SourceFamily): Uint8Array {
-  const out = new Uint8Array(lines.length);
-  if (family === 'lines') return out;
-  const re = IMPORT_START[family];
-  let inImport = false;
-  for (let i = 0; i < lines.length; i++) {
-    const info = infos[i]!;
-    if (info.depth === 0 && !info.inString) {
-      const line = lines[i]!;
-      inImport = info.hasCode ? re.test(line.length > 300 ? line.slice(0, 300) : line) || (inImport && /^\s*[)}\]]/.test(line)) : false;
-      if (!info.hasCode && !isBlank(line)) continue; // comments between imports are neither
-    }
-    if (inImport) out[i] = 1;
-  }
-  return out;
-}
-
-/**
- * The first line of a declaration including the comments, doc comments and decorators directly above it (no blank
- * line in between), never above `floor`.
- */
-function attachUp(lines: readonly string[], infos: readonly LineInfo[], line: number, floor: number, depth: number, family: SourceFamily): number {
-  let j = line;
-  while (j - 1 >= floor) {
-    const k = j - 1;
-    const text = lines[k]!;
-    if (isBlank(text)) break;
-    const info = infos[k]!;
-    if (!info.hasCode) {
-      j = k;
-      continue;
-    }
-    if (info.depth === depth && !info.inString && isDecorator(text, family)) {
-      j = k;
-      continue;
-    }
-    if (info.depth > depth || info.inString) {
-      // The tail of a multi-line decorator such as @Component({ ... })?
-      let m = k;
-      while (m - 1 >= floor && (infos[m]!.depth > depth || infos[m]!.inString)) m--;
-      if (infos[m]!.depth === depth && isDecorator(lines[m]!, family)) {
-        j = m;
-        continue;
-      }
-    }
-    break;
-  }
-  return j;
-}
-
-function isDecorator(line: string, family: SourceFamily): boolean {
-  if (family === 'rust') return /^\s*#\[/.test(line);
-  if (family === 'go') return false;
-  return /^\s*@[\w$]/.test(line);
-}
-
 /** The preamble without a leading license comment, or null when it holds nothing but imports and comments of that kind. */
-function preambleContent(lines: readonly string[], infos: readonly LineInfo[], importish: Uint8Array, start: number, end: number): string | null {
-  let from = start;
+function preambleContent(lines: readonly string[], outline: Outline, end: number): string | null {
+  const { comment, importish } = outline;
+  let from = 0;
   // Skip a shebang, then a leading comment block that is a license header.
   if (from < end && lines[from]!.startsWith('#!')) from++;
   let k = from;
   while (k < end && isBlank(lines[k]!)) k++;
   let c = k;
-  while (c < end && !infos[c]!.hasCode && !isBlank(lines[c]!)) c++;
+  while (c < end && comment[c]) c++;
   if (c > k && /copyright|licen[cs]e|spdx-license/i.test(lines.slice(k, c).join('\n'))) from = c;
   let meaningful = 0;
   for (let i = from; i < end && meaningful < 40; i++) {
@@ -270,67 +98,4 @@ function preambleContent(lines: readonly string[], infos: readonly LineInfo[], i
   }
   if (meaningful < 40) return null;
   return lines.slice(from, end).join('\n');
-}
-
-/**
- * Lines where an oversized declaration may be split: member or statement starts one level inside it (the depth
- * after its opening brace or bracket; for Python the indentation of the body), moved up over their comments and
- * decorators.
- */
-function innerBoundaries(lines: readonly string[], infos: readonly LineInfo[], start: number, end: number, declLine: number, family: SourceFamily): number[] {
-  const out: number[] = [];
-  if (family === 'python') {
-    let body = -1;
-    for (let i = declLine + 1; i < end; i++) {
-      const info = infos[i]!;
-      if (isBlank(lines[i]!) || info.inString || !info.hasCode || info.depth !== 0) continue;
-      const w = indentWidth(lines[i]!);
-      if (w === 0) break;
-      if (body < 0) body = w;
-      if (w !== body) continue;
-      const prev = prevCodeLine(lines, infos, i, declLine);
-      if (prev !== null && /\\\s*$/.test(prev)) continue;
-      // A decorated method: the decorator line was already the boundary, and lifting the def gives it again.
-      const b = attachUp(lines, infos, i, declLine + 1, 0, family);
-      if (b > declLine + 1 && out[out.length - 1] !== b) out.push(b);
-    }
-    return out.filter((b) => b > start);
-  }
-  // The body's depth: after the first line that opens a block (`class A {`, `describe('x', () => {`, `= [`).
-  let body = 1;
-  for (let j = declLine; j < end - 1; j++) {
-    if (infos[j]!.inString || infos[j]!.inComment) continue;
-    if (/[{[]\s*$/.test(stripLineComment(lines[j]!))) {
-      body = Math.max(1, infos[j + 1]!.depth);
-      break;
-    }
-  }
-  for (let i = declLine + 1; i < end; i++) {
-    const info = infos[i]!;
-    if (info.depth !== body || info.inString || info.inComment || !info.hasCode) continue;
-    const t = lines[i]!.trimStart();
-    const first = t.charCodeAt(0);
-    if (first === 125 || first === 41 || first === 93) continue; // a closing line
-    const prev = prevCodeLine(lines, infos, i, declLine - 1);
-    if (prev === null) continue;
-    const last = prev.trimEnd().slice(-1);
-    // A member starts after the end of the previous one (or the opening brace); lines after a decorator or an
-    // unfinished expression are continuations. attachUp then lifts the boundary over comments and decorators.
-    if (last !== ';' && last !== '}' && last !== '{' && last !== ',') continue;
-    const b = attachUp(lines, infos, i, declLine + 1, body, family);
-    if (out[out.length - 1] !== b) out.push(b);
-  }
-  return out.filter((b) => b > start);
-}
-
-function prevCodeLine(lines: readonly string[], infos: readonly LineInfo[], i: number, floor: number): string | null {
-  for (let k = i - 1; k > floor; k--) {
-    if (infos[k]!.hasCode && !isBlank(lines[k]!)) return stripLineComment(lines[k]!);
-  }
-  return null;
-}
-
-function stripLineComment(line: string): string {
-  const k = line.indexOf(' //');
-  return k >= 0 ? line.slice(0, k) : line;
 }
