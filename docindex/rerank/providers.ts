@@ -75,7 +75,12 @@ export async function activeReranker(em: EntityManager, config: Config): Promise
     cached.profile.catch(() => (cached = undefined));
   }
   const profile = await cached.profile;
-  if (!profile) return settingsReranker(config);
+  if (!profile) {
+    // None active any more: a local model's thread and memory are given back.
+    void live?.reranker.close();
+    live = undefined;
+    return settingsReranker(config);
+  }
   const key = `${profile.id}@${profile.updatedAt.toISOString()}`;
   if (live?.key !== key) {
     void live?.reranker.close();
