@@ -11,6 +11,7 @@ import { freePort } from '../fakes/ports.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
 import { libraryIdOfSite } from '../docindex/ids.js';
 import { REAL_MODEL_NAME, realModel } from './quality-model.js';
+import { rerankProfile } from './quality-rerank.js';
 import { DocsSite, isPublishable } from './quality-site.js';
 
 const run = promisify(execFile);
@@ -31,6 +32,10 @@ const run = promisify(execFile);
  * - semantic and hybrid with another model when QUALITY_EMBEDDINGS_URL names an OpenAI-compatible embeddings server
  *   (QUALITY_EMBEDDINGS_MODEL, default all-MiniLM-L6-v2; QUALITY_EMBEDDINGS_KEY if it wants one).
  *
+ * The `rerank-local` phase reranks each search's first results with a local cross-encoder (bench/quality-rerank.ts) and
+ * asks the keyword questions again, and the hybrid ones with the last embedding model measured; its rows' p50 and p95,
+ * beside the same mode's without reranking, are the stage's added latency per query.
+ *
  * The `site` phase asks the same questions of the same documentation read from a website instead (the `website` source):
  * the Markdown files each folder library indexed are rendered to HTML pages in a documentation theme's layout, served on
  * 127.0.0.1 with a sitemap (bench/quality-site.ts), registered as website libraries and indexed through the real
@@ -43,7 +48,7 @@ const run = promisify(execFile);
  * `fastify-pino.json` is the main corpus, the only one ranking may be tuned on; the others (undici, click, clap,
  * pymdown-extensions' MkDocs site) are held out, never used to tune ranking, so their figures show whether a change
  * generalises. QUALITY_VERBOSE=<corpus> lists the questions of that corpus not answered first.
- * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`) chooses the phases;
+ * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`; `rerank-local` on request) chooses the phases;
  * SEARCH_RANK_CANDIDATES is passed on.
  */
 
@@ -313,8 +318,10 @@ export async function quality(): Promise<void> {
       targets.splice(1);
     }
 
+    let embedded: string | undefined;
     /** One embedding model: its profile made active (every library embedded), then semantic, hybrid and the sweep. */
     const measureModel = async (label: string, profile: Record<string, unknown>) => {
+      embedded = label;
       const ms = await activate(profile);
       console.log(`embedded with ${label} in ${(ms / 1000).toFixed(1)} s`);
       await evaluateAll('semantic', label);
@@ -339,6 +346,18 @@ export async function quality(): Promise<void> {
         config: { baseUrl: remote, timeoutMs: 600_000, batchSize: 16, ...(process.env.QUALITY_EMBEDDINGS_KEY && { apiKey: process.env.QUALITY_EMBEDDINGS_KEY }) },
       });
     } else if (phases.has('remote')) console.log('QUALITY_EMBEDDINGS_URL is not set: no figures with a model behind an OpenAI-compatible server');
+
+    if (phases.has('rerank-local')) {
+      const { label, profile } = await rerankProfile(path.join(dir, 'reranker'));
+      const { profile: saved } = await call('POST', '/api/v1/rerank-profiles', profile);
+      // The model loads on the first question; it must not count as a question's latency.
+      const first = list[0]!.questions[0]!;
+      const warm = await call('GET', `/api/v1/context?${new URLSearchParams({ libraryId: `/local/${first.library}`, query: first.question, searchMode: 'keyword' })}`);
+      if (!warm.reranked) throw new Error(`the ${label} rerank profile did not rerank; see the log`);
+      await evaluateAll('keyword', `reranked by ${label}`);
+      if (embedded) await evaluateAll('hybrid', `${embedded}, reranked by ${label}`);
+      await call('PUT', `/api/v1/rerank-profiles/${saved.id}`, { active: false });
+    }
 
     for (const c of list) {
       const own = c.questions.filter((q) => q.wording === 'own').length;

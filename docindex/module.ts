@@ -3,6 +3,7 @@ import { createIndexingActivities } from './activities.js';
 import { docIndexConfiguration } from './configuration.js';
 import { closeProviders, ensureDefaultProfile } from './embeddings/profiles.js';
 import { EmbeddingProfile } from './entities/embedding-profile.js';
+import { RerankProfile } from './entities/rerank-profile.js';
 import { Library, LibraryVersion } from './entities/library.js';
 import { LibraryDocument, LibraryRules, SearchTerm, Setting, Snippet, SnippetEmbedding, StagedDocument } from './entities/snippet.js';
 import { indexJobKind } from './kind.js';
@@ -13,6 +14,8 @@ import { embeddingSettingsRoutes } from './routes/embedding-settings.js';
 import { indexJobRoutes } from './routes/index-jobs.js';
 import { indexSettingsRoutes } from './routes/index-settings.js';
 import { libraryRoutes } from './routes/libraries.js';
+import { rerankProfileRoutes } from './routes/rerank-profiles.js';
+import { closeRerankers } from './rerank/providers.js';
 import { context7ErrorBody } from './search/context7.js';
 import { closeSearch } from './search/search.js';
 import { createRefreshActivities } from './refresh/activities.js';
@@ -27,10 +30,10 @@ export const docIndexService: ServiceModule = {
   pools: [indexingPool],
   configuration: docIndexConfiguration,
   workflows: new URL('./workflow.ts', import.meta.url),
-  routes: [contextRoutes, libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes],
+  routes: [contextRoutes, libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes, rerankProfileRoutes],
   // Context7's route family answers errors as `{error, message}`, auth failures included.
   errorFormats: [{ prefix: '/api/v2/', format: context7ErrorBody }],
-  entities: [Library, LibraryVersion, LibraryDocument, Snippet, SearchTerm, SnippetEmbedding, LibraryRules, StagedDocument, Setting, EmbeddingProfile],
+  entities: [Library, LibraryVersion, LibraryDocument, Snippet, SearchTerm, SnippetEmbedding, LibraryRules, StagedDocument, Setting, EmbeddingProfile, RerankProfile],
   migrations,
   start: async ({ orm, config, log }) => {
     await sealPlainSecrets(orm, config, log);
@@ -43,6 +46,7 @@ export const docIndexService: ServiceModule = {
   },
   stop: async () => {
     await closeProviders();
+    await closeRerankers();
     await closeSearch();
   },
 };

@@ -12,6 +12,7 @@ import versionCreate from './schemas/version.create.schema.json' with { type: 'j
 import contextQuery from './schemas/context.query.schema.json' with { type: 'json' };
 import libsSearchQuery from './schemas/libs-search.query.schema.json' with { type: 'json' };
 import lockfile from './schemas/lockfile.schema.json' with { type: 'json' };
+import rerankProfile from './schemas/rerank-profile.schema.json' with { type: 'json' };
 
 /** The JSON Schemas of the documentation index's routes, named for validation and the OpenAPI document (api/routes.ts). */
 export const docindexSchemas = {
@@ -28,4 +29,5 @@ export const docindexSchemas = {
   contextQuery: contextQuery as SchemaObject,
   libsSearchQuery: libsSearchQuery as SchemaObject,
   lockfile: lockfile as SchemaObject,
+  rerankProfile: rerankProfile as SchemaObject,
 };

@@ -117,7 +117,7 @@ export async function buildTinyModel(dir: string, opts: TinyModelOptions = {}): 
   return { path: modelDir, dimensions: hidden, vocab };
 }
 
-function valueInfo(name: string, elemType: number, dims: (string | number)[]) {
+export function valueInfo(name: string, elemType: number, dims: (string | number)[]) {
   return onnx.ValueInfoProto.create({
     name,
     type: { tensorType: { elemType, shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) } } },

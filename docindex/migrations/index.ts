@@ -7,6 +7,7 @@ import { Migration20261127000000_search_stems } from './Migration20261127000000_
 import { Migration20261128000000_snippet_neighbours } from './Migration20261128000000_snippet_neighbours.js';
 import { Migration20261129000000_search_terms } from './Migration20261129000000_search_terms.js';
 import { Migration20261201000000_library_sources } from './Migration20261201000000_library_sources.js';
+import { Migration20261203000000_rerank_profiles } from './Migration20261203000000_rerank_profiles.js';
 
 /** This service's committed migrations; the platform runs every service's in the order of their names (db/migrations/index.ts). */
 export const migrations: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261128000000_snippet_neighbours', class: Migration20261128000000_snippet_neighbours },
   { name: 'Migration20261129000000_search_terms', class: Migration20261129000000_search_terms },
   { name: 'Migration20261201000000_library_sources', class: Migration20261201000000_library_sources },
+  { name: 'Migration20261203000000_rerank_profiles', class: Migration20261203000000_rerank_profiles },
 ];

@@ -3,12 +3,14 @@ import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
 import { TEXT_ARRAY, textArray } from '../../db/sql.js';
 import type { Ranked } from '../search/keyword.js';
-import { rerankScores } from './remote.js';
+import { activeReranker } from './providers.js';
+import { RerankError } from './remote.js';
 
 /**
- * The optional reranking stage (docs/ranking.md, "Reranking"): after search, its first RERANK_CANDIDATES results are
- * sent to a rerank server and reordered by its scores; the rest keep their place after them. Off while RERANK_URL is
- * unset; a failure of any kind keeps the search's order and logs a warning, so a query never fails for it.
+ * The optional reranking stage (docs/ranking.md, "Reranking"): after search, its first candidates are scored by the
+ * active rerank profile (a local cross-encoder or a rerank server; none active: RERANK_URL, if set) and reordered by
+ * those scores; the rest keep their place after them. A failure of any kind keeps the search's order and logs a
+ * warning, so a query never fails for it.
  */
 
 export interface RerankDeps {
@@ -17,7 +19,7 @@ export interface RerankDeps {
 }
 
 /** The texts the server reads, by snippet id. */
-export type SnippetTexts = (ids: string[]) => Promise<Map<string, string>>;
+type SnippetTexts = (ids: string[]) => Promise<Map<string, string>>;
 
 /** As fusion's k (docindex/search/search.ts): blending ranks, the first few places weigh most. */
 const BLEND_K = 10;
@@ -36,7 +38,7 @@ export function reorder(head: Ranked[], scores: number[], weight: number): Ranke
 }
 
 /** What a rerank model reads of a snippet: where it sits, its title, its text. */
-export function snippetTexts(em: EntityManager): SnippetTexts {
+function snippetTexts(em: EntityManager): SnippetTexts {
   return async (ids) => {
     const rows: { id: string; title: string | null; breadcrumb: string | null; content: string }[] = await em.execute(
       `select id, title, breadcrumb, content from snippet where id = any(${TEXT_ARRAY})`,
@@ -46,15 +48,20 @@ export function snippetTexts(em: EntityManager): SnippetTexts {
   };
 }
 
-/** `ranked` with its first candidates reordered by the rerank server, and whether that happened. */
-export async function rerankRanked(deps: RerankDeps, query: string, ranked: Ranked[], texts: SnippetTexts): Promise<{ ranked: Ranked[]; reranked: boolean }> {
-  const { url, candidates, weight } = deps.config.rerank;
-  if (!url || ranked.length < 2) return { ranked, reranked: false };
-  const head = ranked.slice(0, candidates);
+/**
+ * `ranked` with its first candidates reordered by the active reranker (docindex/rerank/providers.ts), and whether that
+ * happened.
+ */
+export async function rerankRanked(deps: RerankDeps, em: EntityManager, query: string, ranked: Ranked[]): Promise<{ ranked: Ranked[]; reranked: boolean }> {
+  if (ranked.length < 2) return { ranked, reranked: false };
   try {
-    const byId = await texts(head.map((r) => r.id));
-    const scores = await rerankScores({ ...deps.config.rerank, url }, query, head.map((r) => byId.get(r.id) ?? ''));
-    return { ranked: [...reorder(head, scores, weight), ...ranked.slice(candidates)], reranked: true };
+    const reranker = await activeReranker(em, deps.config);
+    if (!reranker) return { ranked, reranked: false };
+    const head = ranked.slice(0, reranker.candidates);
+    const byId = await snippetTexts(em)(head.map((r) => r.id));
+    const scores = await reranker.score(query, head.map((r) => byId.get(r.id) ?? ''));
+    if (scores.length !== head.length || scores.some((s) => !Number.isFinite(s))) throw new RerankError(`the reranker scored ${scores.length} of ${head.length} documents`);
+    return { ranked: [...reorder(head, scores, reranker.weight), ...ranked.slice(head.length)], reranked: true };
   } catch (err) {
     deps.log.warn('reranking failed; answering in the search order', { error: (err as Error).message });
     return { ranked, reranked: false };

@@ -6,7 +6,7 @@ import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { type LibraryRef, MAX_LIBRARY_LIST, parseLibraryRefList, splitLibraryList } from '../ids.js';
 import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
-import { rerankRanked, snippetTexts } from '../rerank/stage.js';
+import { rerankRanked } from '../rerank/stage.js';
 import { fuse, loadSnippets, rankScope, type UsedSearchMode } from './search.js';
 import { applyBudget, type ContextParams, contextResultsText, snippetJson, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
@@ -226,7 +226,7 @@ export async function retrieveAcrossLibraries(deps: RetrievalDeps, p: ContextPar
   const em = deps.orm.em.fork();
   const { targets, skipped } = refs === 'all' ? await allTargets(em, p.query) : await namedTargets(deps, refs, o.waitMs ?? 0);
   const found = targets.length ? await searchAll(deps, targets, p) : { mode: 'keyword' as const, ranked: [], owner: new Map<string, Target>() };
-  const { ranked, reranked } = await rerankRanked(deps, p.query.trim(), found.ranked, snippetTexts(em));
+  const { ranked, reranked } = await rerankRanked(deps, em, p.query.trim(), found.ranked);
   const fetched = await loadSnippets(em, ranked);
   const kept = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
   const snippets = kept.map((s) => {

@@ -3,7 +3,7 @@ import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
 import { TEXT_ARRAY, textArray } from '../../db/sql.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
-import { rerankRanked, snippetTexts } from '../rerank/stage.js';
+import { rerankRanked } from '../rerank/stage.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { ScanPool } from './scan-pool.js';
 import { loadMatrix, type Matrix, MatrixTooLargeError, topK, VectorCache } from './vectors.js';
@@ -87,10 +87,10 @@ export function fuse(keyword: Ranked[], semantic: Ranked[], alpha: number, limit
     .map(([id, score]) => ({ id, score }));
 }
 
-/** Runs a search in one scope, then the optional reranking stage over its first results (off unless RERANK_URL is set). */
+/** Runs a search in one scope, then the optional reranking stage over its first results (off unless a rerank profile is active or RERANK_URL is set). */
 export async function search(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<SearchResult> {
   const found = await rankScope(deps, em, req);
-  return { mode: found.mode, ...(await rerankRanked(deps, req.query, found.ranked, snippetTexts(em))) };
+  return { mode: found.mode, ...(await rerankRanked(deps, em, req.query, found.ranked)) };
 }
 
 /**
