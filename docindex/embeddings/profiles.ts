@@ -6,6 +6,7 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import { type SecretBox, secretBox } from '../../core/secrets.js';
 import { apiKeyContext, EmbeddingProfile, keyAddress, type ProfileConfig, type ProviderKind } from '../entities/embedding-profile.js';
+import { checkConventions, vectorFingerprint } from './conventions.js';
 import { DEFAULT_LOCAL_DIMENSIONS, DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent } from './local.js';
 import type { EmbeddingProvider } from './provider.js';
 import { RemoteProvider, type RemoteConfig } from './remote.js';
@@ -166,18 +167,22 @@ function checkConfig(input: ProfileInput & { model: string | null }, config: Rec
   if (input.provider === 'local-transformers' && !input.model && !config.modelPath) {
     throw new ValidationError('A local-transformers profile needs a model id or config.modelPath', 'INVALID_PROFILE');
   }
+  checkConventions(input.provider, config);
 }
 
 /**
  * Creates or updates a profile. A secret sent back masked (or left out) keeps its stored value, so a form can round
  * trip what GET returned. `default: true` makes it the default, in the same transaction as clearing the others.
- * Returns the profile and whether the active profile changed.
+ * A change to what its vectors are made with (model, prefixes, pooling: `vectorFingerprint`) deletes the vectors
+ * stored for it, in the same transaction, so no query is compared with vectors made another way. Returns the
+ * profile and whether the active profile changed, or changed how it embeds (the caller then re-embeds).
  */
 export async function saveProfile(em: EntityManager, input: ProfileInput, secrets: SecretBox): Promise<{ profile: EmbeddingProfile; activeChanged: boolean }> {
   return em.fork().transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', ['embedding-profiles']);
     const before = await tx.findOne(EmbeddingProfile, { isDefault: true, enabled: true });
     const existing = input.id ? await tx.findOne(EmbeddingProfile, { id: input.id }) : null;
+    const fingerprint = existing && vectorFingerprint(existing);
     const id = input.id ?? randomUUID();
     const config = mergeConfig(existing, input.config, id, secrets);
     const model = input.model === undefined ? (existing?.model ?? null) : input.model;
@@ -207,8 +212,10 @@ export async function saveProfile(em: EntityManager, input: ProfileInput, secret
       updatedAt: now,
     });
     await tx.flush();
+    const remade = !!fingerprint && fingerprint !== vectorFingerprint(profile);
+    if (remade) await tx.execute('delete from snippet_embedding where profile_id = ?', [profile.id]);
     const after = await tx.findOne(EmbeddingProfile, { isDefault: true, enabled: true });
-    const changed = (before?.id ?? null) !== (after?.id ?? null) || (after?.id === profile.id && !!existing && (existing.model !== profile.model || JSON.stringify(existing.config) !== JSON.stringify(profile.config)));
+    const changed = (before?.id ?? null) !== (after?.id ?? null) || (after?.id === profile.id && remade);
     return { profile, activeChanged: changed };
   });
 }

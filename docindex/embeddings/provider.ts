@@ -1,3 +1,5 @@
+import { type ModelConventions, type TextRole, withPrefix } from './conventions.js';
+
 /**
  * What the pipeline and search need from an embedding provider: a batch of texts in, one unit-length-or-not
  * float32 vector per text out, in order. `embed` honours `signal` (a cancelled job stops embedding).
@@ -7,6 +9,9 @@ export interface EmbeddingProvider {
   readonly model: string;
   /** Known after the first call when the profile does not say. */
   readonly dimensions: number | null;
+  /** The prefixes (and a local model's pooling) its model was trained with: conventions.ts. */
+  readonly conventions: ModelConventions;
+  /** Texts as given, no prefix added: callers embed through `embedAs`, which adds them. */
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
   /**
    * Gets ready to embed (a local model is loaded, and downloaded first when it is not there yet); `onDownload` hears
@@ -15,6 +20,23 @@ export interface EmbeddingProvider {
   prepare?(onDownload?: (progress: DownloadProgress) => void): Promise<void>;
   /** Releases threads or connections; a provider is closed when its profile changes. */
   close(): Promise<void>;
+}
+
+/**
+ * Embeds texts in a role: search embeds queries, indexing passages (snippets). Every caller goes through here, so a
+ * query and the snippets it is compared with carry the prefixes their model was trained with.
+ */
+export function embedAs(provider: EmbeddingProvider, role: TextRole, texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  return provider.embed(
+    texts.map((t) => withPrefix(provider.conventions, role, t)),
+    signal,
+  );
+}
+
+/** One query's vector. */
+export async function embedQuery(provider: EmbeddingProvider, query: string, signal?: AbortSignal): Promise<Float32Array> {
+  const [v] = await embedAs(provider, 'query', [query], signal);
+  return v!;
 }
 
 /** A model download under way: bytes of all its files so far, and their total as far as known. */

@@ -1,9 +1,13 @@
 import { redact, upstreamMessage } from '../../core/redact.js';
 import { retryAfterMs } from '../../core/retry-after.js';
+import { type ConventionsConfig, type ModelConventions, profileConventions } from './conventions.js';
 import { EmbeddingError, type EmbeddingProvider } from './provider.js';
 
-/** Settings of a `remote-compatible` profile: any OpenAI-compatible `POST {baseUrl}/embeddings`. */
-export interface RemoteConfig {
+/**
+ * Settings of a `remote-compatible` profile: any OpenAI-compatible `POST {baseUrl}/embeddings` (Text Embeddings
+ * Inference and Ollama serve one under /v1). The model's prefixes are sent in the texts; pooling is the server's.
+ */
+export interface RemoteConfig extends Omit<ConventionsConfig, 'pooling'> {
   baseUrl: string;
   apiKey?: string;
   /** `bearer` (OpenAI, Ollama, LM Studio, most servers) or `api-key` (Azure OpenAI). */
@@ -60,6 +64,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 export class RemoteProvider implements EmbeddingProvider {
   dimensions: number | null;
+  readonly conventions: ModelConventions;
 
   constructor(
     readonly profileId: string,
@@ -70,6 +75,7 @@ export class RemoteProvider implements EmbeddingProvider {
     private readonly apiKey: () => string | undefined = () => config.apiKey,
   ) {
     this.dimensions = dimensions;
+    this.conventions = profileConventions(model, config);
   }
 
   private url(): string {

@@ -4,6 +4,7 @@ import { secretBox } from '../../core/secrets.js';
 import { Library } from '../entities/library.js';
 import { enqueueIndex } from '../service.js';
 import { REMOTE_PRESETS } from '../embeddings/remote.js';
+import { embedQuery } from '../embeddings/provider.js';
 import { createProvider, findProfile, listProfiles, MASK, mergeConfig, type ProfileInput, saveProfile, serializeProfile } from '../embeddings/profiles.js';
 import { EmbeddingProfile } from '../entities/embedding-profile.js';
 import { apiSchemas } from '../../schemas/index.js';
@@ -99,8 +100,8 @@ export const embeddingSettingsRoutes: RouteFactory = (deps) => {
         }
         const t0 = performance.now();
         try {
-          const [v] = await provider.embed(['How do I install and configure this library?'], AbortSignal.timeout(120_000));
-          ctx.body = { ok: true, model: provider.model, dimensions: v!.length, latencyMs: Math.round(performance.now() - t0) };
+          const v = await embedQuery(provider, 'How do I install and configure this library?', AbortSignal.timeout(120_000));
+          ctx.body = { ok: true, model: provider.model, dimensions: v.length, latencyMs: Math.round(performance.now() - t0) };
         } catch (err) {
           throw new ProviderTestError((err as Error).message);
         } finally {

@@ -3,6 +3,7 @@ import { NotFoundError, UnavailableError, ValidationError } from '../../core/err
 import { Library, type LibraryVersion } from '../entities/library.js';
 import { LibraryRules } from '../entities/snippet.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
+import { embedQuery } from '../embeddings/provider.js';
 import { type LibraryRef, MAX_LIBRARY_LIST, parseLibraryRefList, splitLibraryList } from '../ids.js';
 import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
@@ -193,7 +194,7 @@ async function searchAll(deps: RetrievalDeps, targets: Target[], p: ContextParam
   const want = { keyword: mode === 'hybrid' && p.alpha < 1, semantic: mode === 'semantic' || p.alpha > 0 };
   // The query is embedded once for every scope. A failure is each scope's to handle (it answers by keyword); the
   // catch only keeps a rejection no scope awaited (none had vectors) from going unhandled.
-  const queryVector = want.semantic ? provider.embed([query]).then(([v]) => v!) : undefined;
+  const queryVector = want.semantic ? embedQuery(provider, query) : undefined;
   queryVector?.catch(() => undefined);
   const lists = await listsOf(want, queryVector);
   // A scope without vectors has no cosines to weigh against the others': all answer by keyword, as one library does.

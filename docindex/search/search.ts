@@ -3,6 +3,7 @@ import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
 import { TEXT_ARRAY, textArray } from '../../db/sql.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
+import { embedQuery } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { ScanPool } from './scan-pool.js';
@@ -121,7 +122,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
     if (!matrix.ids.length) return undefined;
     let vector: Float32Array;
     try {
-      vector = await (req.queryVector ?? provider.embed([req.query]).then(([v]) => v!));
+      vector = await (req.queryVector ?? embedQuery(provider, req.query));
     } catch (err) {
       deps.log.warn('embedding the query failed; answering by keyword', { error: (err as Error).message });
       return undefined;

@@ -126,6 +126,35 @@ describe('embedding profiles', () => {
     expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${KEY}`);
   });
 
+  it('a changed prefix embeds the active profile again: snippets with the passage prefix, queries with the query prefix', async () => {
+    const before = fake.requests.length;
+    const res = await call('PUT', '/api/v1/settings/embedding', {
+      profile: { id: 'remote', provider: 'remote-compatible', config: { passagePrefix: 'passage: ', queryPrefix: 'query: ' } },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.profile.config).toMatchObject({ passagePrefix: 'passage: ', queryPrefix: 'query: ' });
+    expect(res.body.reembedJobs).toBe(1);
+    const { body } = await call('GET', `/api/v1/jobs?repositoryId=${enc('/local/router-kit')}&limit=1`);
+    expect((await waitForJob(stack, body.jobs[0].id)).status).toBe('done');
+    const inputs = fake.requests.slice(before).flatMap((r) => r.body.input);
+    const snippets = await count('snippet');
+    expect(inputs).toHaveLength(snippets); // every snippet again: the old vectors were made without the prefix
+    expect(inputs.every((t) => t.startsWith('passage: '))).toBe(true);
+    expect(await count(`snippet_embedding where profile_id = 'remote'`)).toBe(snippets);
+
+    const params = new URLSearchParams({ libraryId: '/local/router-kit', query: 'how do I install it', searchMode: 'semantic' });
+    const found = await call('GET', `/api/v1/context?${params}`);
+    expect(found.body.searchMode).toBe('semantic');
+    expect(fake.requests.at(-1)!.body.input).toEqual(['query: how do I install it']);
+
+    // Settings that do not change the vectors embed nothing again; a bad override is refused.
+    const same = await call('PUT', '/api/v1/settings/embedding', { profile: { id: 'remote', provider: 'remote-compatible', config: { batchSize: 8 } } });
+    expect(same.body.reembedJobs).toBe(0);
+    expect(await count(`snippet_embedding where profile_id = 'remote'`)).toBe(snippets);
+    expectError(await call('PUT', '/api/v1/settings/embedding', { profile: { id: 'remote', provider: 'remote-compatible', config: { pooling: 'cls' } } }), 400, 'INVALID_PROFILE');
+    expectError(await call('PUT', '/api/v1/settings/embedding', { profile: { id: 'remote', provider: 'remote-compatible', config: { queryPrefix: 'x'.repeat(201) } } }), 400, 'VALIDATION_ERROR');
+  });
+
   it('reports embedding progress after every batch, on the job and its event stream', async () => {
     const big = new TestRepo(path.join(tmp, 'many-sections'));
     big.write({ 'docs/guide.md': Array.from({ length: 70 }, (_, i) => `## Topic ${i}\n\nTopic ${i} explains one part of the many-sections guide in a sentence.\n`).join('\n') });
