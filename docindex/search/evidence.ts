@@ -1,5 +1,3 @@
-import type { Ranked } from './keyword.js';
-
 /**
  * Evidence summed per page (docs/ranking.md, "Evidence per page"): a page that answers a question often does so in
  * several short snippets, each holding some of the question's words, and lost to one long snippet elsewhere that held
@@ -22,7 +20,7 @@ export const PAGE_WEIGHT = 0.2;
 export const EVIDENCE_POOL = 100;
 
 /** The best `limit` candidates by score plus page evidence. Ties: snippet id. */
-export function withPageEvidence(candidates: Candidate[], limit: number): Ranked[] {
+export function withPageEvidence(candidates: Candidate[], limit: number): { id: string; score: number }[] {
   const best = new Map<string, number[]>();
   for (const c of candidates) {
     const page = best.get(c.documentId);
