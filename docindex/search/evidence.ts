@@ -1,9 +1,14 @@
 /**
  * Evidence summed per page (docs/ranking.md, "Evidence per page"): a page that answers a question often does so in
- * several short snippets, each holding some of the question's words, and lost to one long snippet elsewhere that held
- * them all once. Each keyword candidate is credited with what its page's other candidates add: for each query term,
- * how much more the best snippet of the page scores for it than this one does, times PAGE_WEIGHT. A term the snippet
- * already matches best adds nothing, so a long page repeating a common word gains no more than a short one.
+ * several short snippets, each holding some of it, and lost to one long snippet elsewhere that held it all once. So
+ * a snippet is credited with what its page's other candidates show, in each list:
+ *
+ * - keyword: for each query term, how much more the best snippet of the page scores for it than this one does,
+ *   times KEYWORD_PAGE_WEIGHT. A term the snippet already matches best adds nothing, so a long page repeating a
+ *   common word gains no more than a short one;
+ * - semantic: the similarity of the page's next most similar snippet, times SEMANTIC_PAGE_WEIGHT.
+ *
+ * The best EVIDENCE_POOL candidates of a list are weighed together.
  */
 
 /** A keyword candidate: its document (page or file), its score for each query term, and their sum. */
@@ -14,12 +19,14 @@ export interface Candidate {
   score: number;
 }
 
-/** The share of its page's evidence a snippet is credited with: 0.15 to 0.25 gave the same figures on the tuning corpus. */
-export const PAGE_WEIGHT = 0.2;
-/** How many of the best keyword candidates are weighed together. */
+/** The share of its page's evidence a snippet is credited with (0.15 to 0.25 gave the same figures on the tuning corpus). */
+export const KEYWORD_PAGE_WEIGHT = 0.2;
+/** The same for similarity (0.3 to 0.6 gave the same hybrid figures on the tuning corpus with all-MiniLM-L6-v2). */
+export const SEMANTIC_PAGE_WEIGHT = 0.4;
+/** How many of the best candidates of a list are weighed together. */
 export const EVIDENCE_POOL = 100;
 
-/** The best `limit` candidates by score plus page evidence. Ties: snippet id. */
+/** The best `limit` keyword candidates by score plus page evidence. Ties: snippet id. */
 export function withPageEvidence(candidates: Candidate[], limit: number): { id: string; score: number }[] {
   const best = new Map<string, number[]>();
   for (const c of candidates) {
@@ -31,8 +38,27 @@ export function withPageEvidence(candidates: Candidate[], limit: number): { id: 
     .map((c) => {
       const page = best.get(c.documentId)!;
       const added = c.terms.reduce((sum, v, t) => sum + (page[t]! - v), 0);
-      return { id: c.id, score: c.score + PAGE_WEIGHT * added };
+      return { id: c.id, score: c.score + KEYWORD_PAGE_WEIGHT * added };
     })
-    .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .sort(byScore)
     .slice(0, limit);
 }
+
+/** The best `limit` semantic candidates by similarity plus their page's next best similarity. Ties: snippet id. */
+export function withSiblingSimilarity(candidates: { id: string; score: number; page: number }[], limit: number): { id: string; score: number }[] {
+  const best = new Map<number, [number, number]>();
+  for (const c of candidates) {
+    const [first, second] = best.get(c.page) ?? [-Infinity, -Infinity];
+    best.set(c.page, c.score > first ? [c.score, first] : [first, Math.max(second, c.score)]);
+  }
+  return candidates
+    .map((c) => {
+      const [first, second] = best.get(c.page)!;
+      const sibling = c.score === first ? second : first;
+      return { id: c.id, score: c.score + SEMANTIC_PAGE_WEIGHT * Math.max(0, sibling) };
+    })
+    .sort(byScore)
+    .slice(0, limit);
+}
+
+const byScore = (a: { id: string; score: number }, b: { id: string; score: number }) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -5,6 +5,7 @@ import { TEXT_ARRAY, textArray } from '../../db/sql.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { embedQuery } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
+import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { ScanPool } from './scan-pool.js';
 import { loadMatrix, type Matrix, MatrixTooLargeError, topK, VectorCache } from './vectors.js';
@@ -128,7 +129,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
       return undefined;
     }
     if (vector.length !== matrix.dims) return undefined;
-    return topK(matrix, vector, depth);
+    return withSiblingSimilarity(await topK(matrix, vector, Math.max(depth, EVIDENCE_POOL)), depth);
   };
 
   if (wanted === 'semantic') {

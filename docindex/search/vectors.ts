@@ -42,12 +42,16 @@ export class Matrix {
   private readonly memory: WebAssembly.Memory;
   private dots: Dots | undefined;
 
-  /** `rows(i)` is row i, of length `dims` (normalised here). */
+  /**
+   * `rows(i)` is row i, of length `dims` (normalised here). `pageOf[i]` numbers row i's page (document), for evidence
+   * per page (evidence.ts); without it every row is a page of its own.
+   */
   constructor(
     readonly ids: string[],
     readonly dims: number,
     rows: (i: number) => Float32Array,
     private readonly pool?: ScanPool,
+    readonly pageOf: Int32Array = Int32Array.from(ids, (_, i) => i),
   ) {
     const stride = Math.max(LANES_PER_STEP, Math.ceil(dims / LANES_PER_STEP) * LANES_PER_STEP);
     this.layout = { rows: ids.length, stride, slots: (pool?.size ?? 0) + 1 };
@@ -57,7 +61,7 @@ export class Matrix {
     this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
     const data = new Float32Array(this.memory.buffer, 0, ids.length * stride);
     for (let i = 0; i < ids.length; i++) data.set(normalise(rows(i)), i * stride);
-    this.bytes = this.memory.buffer.byteLength + ids.length * 64;
+    this.bytes = this.memory.buffer.byteLength + ids.length * 68;
   }
 
   /** The `limit` rows most similar to `query` (cosine), best first; ties by row, which is snippet id order. */
@@ -144,13 +148,15 @@ export async function loadMatrix(em: EntityManager, scope: Scope, profileId: str
     versionSql = 's.version_id = ?';
     params.push(scope.versionId);
   }
-  const rows: { snippet_id: string; dimensions: number; embedding: Buffer }[] = await em.execute(
-    `select e.snippet_id, e.dimensions, e.embedding from snippet_embedding e join snippet s on s.id = e.snippet_id
+  const rows: { snippet_id: string; document_id: string; dimensions: number; embedding: Buffer }[] = await em.execute(
+    `select e.snippet_id, s.document_id, e.dimensions, e.embedding from snippet_embedding e join snippet s on s.id = e.snippet_id
      where e.repository_id = ? and e.profile_id = ? and ${versionSql} order by e.snippet_id collate "C"`,
     params,
   );
   const dims = rows.length ? mostCommon(rows.map((r) => r.dimensions)) : 0;
   const kept = rows.filter((r) => r.dimensions === dims && r.embedding.length === dims * 4);
+  const pageNumbers = new Map<string, number>();
+  const pageOf = Int32Array.from(kept, (r) => pageNumbers.get(r.document_id) ?? pageNumbers.set(r.document_id, pageNumbers.size).size - 1);
   return new Matrix(
     kept.map((r) => r.snippet_id),
     dims,
@@ -159,6 +165,7 @@ export async function loadMatrix(em: EntityManager, scope: Scope, profileId: str
       return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + dims * 4));
     },
     pool,
+    pageOf,
   );
 }
 
@@ -178,9 +185,14 @@ export function normalise(v: Float32Array): Float32Array {
   return out;
 }
 
+/** A row of a matrix found by a scan, with its page's number. */
+export interface PagedRanked extends Ranked {
+  page: number;
+}
+
 /** The `limit` snippets most similar to `query` (cosine), best first; ties by snippet id. */
-export async function topK(m: Matrix, query: Float32Array, limit: number): Promise<Ranked[]> {
+export async function topK(m: Matrix, query: Float32Array, limit: number): Promise<PagedRanked[]> {
   if (!m.ids.length || query.length !== m.dims) return [];
   const top = await m.top(query, limit);
-  return Array.from(top.rows, (r, i) => ({ id: m.ids[r]!, score: top.scores[i]! }));
+  return Array.from(top.rows, (r, i) => ({ id: m.ids[r]!, score: top.scores[i]!, page: m.pageOf[r]! }));
 }

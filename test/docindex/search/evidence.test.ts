@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PAGE_WEIGHT, withPageEvidence, type Candidate } from '../../../docindex/search/evidence.js';
+import { KEYWORD_PAGE_WEIGHT, SEMANTIC_PAGE_WEIGHT, withPageEvidence, withSiblingSimilarity, type Candidate } from '../../../docindex/search/evidence.js';
 
 const c = (id: string, documentId: string, terms: number[]): Candidate => ({ id, documentId, terms, score: terms.reduce((a, b) => a + b, 0) });
 
@@ -12,7 +12,7 @@ describe('evidence per page', () => {
     expect([long, a, b].sort((x, y) => y.score - x.score).map((x) => x.id)).toEqual(['long', 'a', 'b']);
     const ranked = withPageEvidence([long, a, b], 10);
     expect(ranked.map((r) => r.id)).toEqual(['a', 'long', 'b']);
-    expect(ranked[0]!.score).toBeCloseTo(2.8 + PAGE_WEIGHT * 1.5);
+    expect(ranked[0]!.score).toBeCloseTo(2.8 + KEYWORD_PAGE_WEIGHT * 1.5);
   });
 
   it('gives a page repeating one word nothing for the repeats', () => {
@@ -24,5 +24,27 @@ describe('evidence per page', () => {
   it('keeps the limit, and ties in id order', () => {
     const ranked = withPageEvidence([c('b', 'x', [1]), c('a', 'y', [1]), c('c', 'z', [0.5])], 2);
     expect(ranked.map((r) => r.id)).toEqual(['a', 'b']);
+  });
+});
+
+describe('evidence per page, semantic', () => {
+  it("credits a snippet with its page's next most similar snippet, never with itself", () => {
+    const ranked = withSiblingSimilarity(
+      [
+        { id: 'alone', score: 0.8, page: 1 },
+        { id: 'a', score: 0.75, page: 2 },
+        { id: 'b', score: 0.7, page: 2 },
+      ],
+      10,
+    );
+    expect(ranked.map((r) => r.id)).toEqual(['a', 'b', 'alone']);
+    expect(ranked[0]!.score).toBeCloseTo(0.75 + SEMANTIC_PAGE_WEIGHT * 0.7);
+    expect(ranked[1]!.score).toBeCloseTo(0.7 + SEMANTIC_PAGE_WEIGHT * 0.75);
+    expect(ranked[2]!.score).toBeCloseTo(0.8);
+  });
+
+  it('adds nothing for a dissimilar sibling, and keeps the limit', () => {
+    const ranked = withSiblingSimilarity([{ id: 'x', score: 0.5, page: 1 }, { id: 'y', score: -0.2, page: 1 }], 1);
+    expect(ranked).toEqual([{ id: 'x', score: 0.5 }]);
   });
 });

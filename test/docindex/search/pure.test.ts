@@ -92,7 +92,10 @@ describe('search helpers', () => {
     const rows = [new Float32Array([1, 0]), new Float32Array([0, 1]), new Float32Array([3, 0])];
     const m = new Matrix(['a', 'b', 'c'], 2, (i) => rows[i]!);
     expect((await topK(m, new Float32Array([2, 0]), 2)).map((r) => r.id)).toEqual(['a', 'c']);
-    expect(await topK(m, new Float32Array([0, 5]), 1)).toEqual([{ id: 'b', score: 1 }]);
+    expect(await topK(m, new Float32Array([0, 5]), 1)).toEqual([{ id: 'b', score: 1, page: 1 }]);
+    // Each result names its page (document), for evidence per page; rows without pages are pages of their own.
+    const paged = new Matrix(['a', 'b', 'c'], 2, (i) => rows[i]!, undefined, Int32Array.from([0, 1, 0]));
+    expect((await topK(paged, new Float32Array([2, 0]), 2)).map((r) => r.page)).toEqual([0, 0]);
     const cache = new VectorCache(2.5 * m.bytes);
     await cache.get('s1|1', async () => m);
     await cache.get('s2|1', async () => m);
