@@ -156,10 +156,10 @@ function idfs(plan: KeywordPlan): Sql {
   return raw(dfs.map((df, i) => `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5)) as w${i}`).join(', '));
 }
 
-/** A candidate `u`'s score for each term from the weights `w` (see keywordSearch), as an array. */
-function termScores(plan: KeywordPlan): Sql {
-  const norm = `(1 - ${B} + ${B} * u.len / ${AVERAGE_LEXEMES})`;
-  return raw(`array[${plan.terms.map((_, i) => `(w.w${i} * u.f${i} * ${K1 + 1} / (u.f${i} + ${K1} * ${norm}))::float8`).join(', ')}]`);
+/** A candidate's (`c`: its alias) score for each term from the weights `w` (see keywordSearch). */
+function termScores(plan: KeywordPlan, c: string): string[] {
+  const norm = `(1 - ${B} + ${B} * ${c}.len / ${AVERAGE_LEXEMES})`;
+  return plan.terms.map((_, i) => `(w.w${i} * ${c}.f${i} * ${K1 + 1} / (${c}.f${i} + ${K1} * ${norm}))::float8`);
 }
 
 /** The whole ranking query of a plan: the best `limit` candidates with their scores. */
@@ -170,9 +170,9 @@ function rankingSql(plan: KeywordPlan, scope: Scope, limit: number): Sql {
      ${join(sets.map((s) => sql`${raw(s.name)} as (${s.query})`), ',\n     ')},
      ${total(plan, scope)},
      w as materialized (select ${idfs(plan)} from t),
-     u as (select distinct on (id) * from (${raw(union)}) a order by id)
-     select u.id, u.document_id, p.terms, (select sum(x) from unnest(p.terms) x)::float8 as score
-     from u, w, lateral (select ${termScores(plan)} as terms) p order by score desc, u.id asc limit ${limit}`;
+     u as (select distinct on (id) * from (${raw(union)}) a order by id),
+     r as (select u.*, (${raw(termScores(plan, 'u').join(' + '))})::float8 as score from u, w order by score desc, u.id asc limit ${limit})
+     select r.id, r.document_id, r.score, array[${raw(termScores(plan, 'r').join(', '))}] as terms from r, w order by r.score desc, r.id asc`;
 }
 
 /**
