@@ -10,6 +10,7 @@ import { parseLibraryRef } from '../ids.js';
 import type { OnDemand } from '../on-demand.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { loadSnippets, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
+import { timed, timedSync, type Timings } from './timings.js';
 
 /**
  * Context retrieval (docs/documentation-index.md, "Search and context"): GET /api/v1/context, the Context7 v2 endpoint and the MCP
@@ -27,6 +28,8 @@ export interface RetrievalDeps {
 /** How long a query waits for a library being indexed (the assistants' paths: MCP and Context7's v2). */
 export interface RetrievalOptions {
   waitMs?: number;
+  /** Where the answer's time goes, for its Server-Timing header (docindex/search/timings.ts). */
+  timings?: Timings;
 }
 
 export const DEFAULT_TOKENS = 10_000;
@@ -191,15 +194,21 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
   const ref = parseLibraryRef(p.libraryId);
   if (!ref) throw new ValidationError(`libraryId "${p.libraryId}" is not /owner/repo or /owner/repo/version`, 'MISSING_PARAMETER');
   const em = deps.orm.em.fork();
-  const target = await referenced(deps, em, ref);
-  const { lib, version } = await untilIndexed(em, target.lib, target.version, o.waitMs ?? 0);
+  const t = o.timings;
+  const { lib, version } = await timed(t, 'resolve', async () => {
+    const target = await referenced(deps, em, ref);
+    return untilIndexed(em, target.lib, target.version, o.waitMs ?? 0);
+  });
   const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
   const stamp = String((version ? version.indexedAt : lib.lastIndexedAt)?.getTime() ?? 0);
-  const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp });
-  const fetched = await loadSnippets(em, found.ranked);
+  const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp, timings: t });
+  const fetched = await timed(t, 'load', () => loadSnippets(em, found.ranked));
   // Read as text (the MCP tool, Context7's txt), results carry their neighbourhood within the budget.
-  const snippets = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
-  const rulesRow = await em.findOne(LibraryRules, { repositoryId: lib.id, versionId: version?.id ?? null });
+  const snippets =
+    p.type === 'txt'
+      ? await timed(t, 'widen', () => budgetWithSections(em, fetched, p.tokens))
+      : timedSync(t, 'budget', () => applyBudget(fetched, p.tokensGiven ? p.tokens : undefined));
+  const rulesRow = await timed(t, 'rules', () => em.findOne(LibraryRules, { repositoryId: lib.id, versionId: version?.id ?? null }));
   const versionTags: Record<string, string> = {};
   if (version) versionTags[version.id] = version.tag;
   return {
