@@ -118,7 +118,8 @@ async function measure(asks: Ask[], perClient: number): Promise<Cell> {
  * fakes/tiny-model.ts, embeds with 384 dimensions), with 1 and 16 concurrent clients, over a generated framework
  * documentation of about 1,500 snippets indexed through the real pipeline. Each cell is measured BENCH_RUNS times
  * (default 3) in turn and its median p50 and p95 printed, with the median answer size; then the median of each
- * Server-Timing phase the server reported (1 client), which says where an answer's time goes.
+ * Server-Timing phase the server reported (1 client), which says where an answer's time goes. BENCH_MODES and
+ * BENCH_TRANSPORTS (comma-separated: json, txt, mcp) measure only those.
  */
 export async function api(): Promise<void> {
   const runs = Number(process.env.BENCH_RUNS ?? 3);
@@ -172,13 +173,14 @@ export async function api(): Promise<void> {
     }
     const asksFor = (transport: Transport, mode: string, count: number): Ask[] =>
       clients.slice(0, count).map((client) => (transport === 'mcp' ? mcpAsk(client, lib, mode) : httpAsk(url, lib, mode, transport)));
-    const modes = ['keyword', 'semantic', 'hybrid'];
+    const modes = (process.env.BENCH_MODES ?? 'keyword,semantic,hybrid').split(',');
+    const transports = (process.env.BENCH_TRANSPORTS ?? 'json,txt,mcp').split(',') as Transport[];
     // Warm-up: the vectors into the cache, the model into its thread, the connections opened.
-    for (const mode of modes) for (const t of ['json', 'txt', 'mcp'] as const) await measure(asksFor(t, mode, 1), QUERIES.length);
+    for (const mode of modes) for (const t of transports) await measure(asksFor(t, mode, 1), QUERIES.length);
 
     console.log(`\n| transport | mode | clients | p50 ms | p95 ms | answer bytes |\n|---|---|---|---|---|---|`);
     const phases = new Map<string, Map<string, number[]>>();
-    for (const transport of ['json', 'txt', 'mcp'] as const) {
+    for (const transport of transports) {
       for (const mode of modes) {
         for (const count of [1, 16]) {
           const cells: Cell[] = [];

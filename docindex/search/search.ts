@@ -107,7 +107,7 @@ export async function search(deps: SearchDeps, em: EntityManager, req: SearchReq
 export async function rankScope(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<Omit<SearchResult, 'reranked'>> {
   const keyword = (limit: number) => timed(req.timings, 'keyword', () => keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates }));
   if (req.mode === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
-  const provider = await activeEmbeddingProvider(em, deps.config);
+  const provider = await timed(req.timings, 'profile', () => activeEmbeddingProvider(em, deps.config));
   const wanted = req.mode === 'auto' ? (provider ? 'hybrid' : 'keyword') : req.mode;
   if (wanted === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
   const fallback = async (): Promise<Omit<SearchResult, 'reranked'>> => ({ mode: 'keyword_fallback', ranked: await keyword(req.limit) });
