@@ -10,8 +10,9 @@ import { index } from './index.js';
 import { context } from './context.js';
 import { quality } from './quality.js';
 import { ondemand } from './ondemand.js';
+import { api } from './api.js';
 
-const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes, context, quality, ondemand };
+const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes, context, api, quality, ondemand };
 
 const name = process.argv[2];
 if (!name || !benches[name]) {

@@ -5,6 +5,7 @@ import { Context7Error, context7ErrorBody, context7Json, context7LibraryId, cont
 import { multiContextJson, multiContextText, retrieveAcrossLibraries } from '../search/multi-library.js';
 import { isLibraryList } from '../ids.js';
 import { createMcpServer } from '../search/mcp.js';
+import { Timings, timedSync } from '../search/timings.js';
 import { onDemand } from '../on-demand.js';
 import { apiSchemas } from '../../schemas/index.js';
 import { docindexSchemas } from '../schemas.js';
@@ -16,6 +17,21 @@ import type { RouteSpec } from '../../api/routes.js';
  * context, and the MCP server over streamable HTTP at /mcp. Registered before the library routes, so
  * /api/v1/libs/search is not taken for a library id.
  */
+/**
+ * Sends one library's answer: the body built and serialised (JSON written here, so the time it takes is measured) as
+ * phase `serialise`, and the Server-Timing header with every phase and the `total` since `started` (docs/api.md).
+ */
+function answer(ctx: Context, timings: Timings, started: number, type: 'json' | 'txt', build: () => unknown): void {
+  const body = timedSync(timings, 'serialise', () => {
+    const b = build();
+    return typeof b === 'string' ? b : JSON.stringify(b);
+  });
+  timings.add('total', performance.now() - started);
+  ctx.set('Server-Timing', timings.header());
+  ctx.type = type === 'txt' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8';
+  ctx.body = body;
+}
+
 export const contextRoutes: RouteFactory = (deps) => {
   const tags = ['documentation index'];
   // Searches and queries of assistants may register what nobody registered (docindex/on-demand.ts).
@@ -91,6 +107,7 @@ export const contextRoutes: RouteFactory = (deps) => {
         503: { description: 'INDEXING_IN_PROGRESS', schema: apiSchemas.error },
       },
       handler: async (ctx: Context) => {
+        const started = performance.now();
         const p = contextParams(q(ctx));
         if (isLibraryList(p.libraryId)) {
           const result = await retrieveAcrossLibraries(retrieval, p);
@@ -98,13 +115,9 @@ export const contextRoutes: RouteFactory = (deps) => {
           ctx.body = p.type === 'txt' ? multiContextText(result) : multiContextJson(result);
           return;
         }
-        const result = await retrieveContext(retrieval, p);
-        if (p.type === 'txt') {
-          ctx.type = 'text/plain; charset=utf-8';
-          ctx.body = contextText(result);
-        } else {
-          ctx.body = contextJson(result);
-        }
+        const timings = new Timings();
+        const result = await retrieveContext(retrieval, p, { timings });
+        answer(ctx, timings, started, p.type, () => (p.type === 'txt' ? contextText(result) : contextJson(result)));
       },
     },
     {
@@ -141,6 +154,7 @@ export const contextRoutes: RouteFactory = (deps) => {
       query: docindexSchemas.contextQuery,
       responses: { 200: { description: 'Text (default) or JSON' } },
       handler: async (ctx: Context) => {
+        const started = performance.now();
         try {
           const raw = q(ctx);
           const p = contextParams(raw, { type: 'txt' });
@@ -156,14 +170,10 @@ export const contextRoutes: RouteFactory = (deps) => {
             return;
           }
           p.libraryId = context7LibraryId(p.libraryId);
-          const result = await retrieveContext(retrieval, p, { waitMs });
+          const timings = new Timings();
+          const result = await retrieveContext(retrieval, p, { waitMs, timings });
           if (!result.resultCount) throw new Context7Error(404, 'no_snippets_found', `No snippets of ${result.repository.id} match "${p.query}"`);
-          if (p.type === 'txt') {
-            ctx.type = 'text/plain; charset=utf-8';
-            ctx.body = context7Text(result);
-          } else {
-            ctx.body = context7Json(result);
-          }
+          answer(ctx, timings, started, p.type, () => (p.type === 'txt' ? context7Text(result) : context7Json(result)));
         } catch (err) {
           throw toContext7Error(err);
         }

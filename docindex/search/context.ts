@@ -10,6 +10,7 @@ import { parseLibraryRef } from '../ids.js';
 import type { OnDemand } from '../on-demand.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { loadSnippets, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
+import { timed, timedSync, type Timings } from './timings.js';
 
 /**
  * Context retrieval (docs/documentation-index.md, "Search and context"): GET /api/v1/context, the Context7 v2 endpoint and the MCP
@@ -27,6 +28,8 @@ export interface RetrievalDeps {
 /** How long a query waits for a library being indexed (the assistants' paths: MCP and Context7's v2). */
 export interface RetrievalOptions {
   waitMs?: number;
+  /** Where the answer's time goes, for its Server-Timing header (docindex/search/timings.ts). */
+  timings?: Timings;
 }
 
 export const DEFAULT_TOKENS = 10_000;
@@ -95,8 +98,6 @@ export interface ContextResult {
   version: { requested: string; resolved: string; id: string } | null;
   /** Version id -> tag, for the versions of the returned snippets. */
   versionTags: Record<string, string>;
-  /** For the Context7 shapes. */
-  library: Library;
 }
 
 /** Exact tag first, then a commit-hash prefix of 7+ characters; else 404 VERSION_NOT_FOUND. */
@@ -177,12 +178,59 @@ async function stillIndexing(em: EntityManager, lib: Library, version: LibraryVe
 }
 
 /** A library as an answer describes it: where it comes from, which version of the source, and when it was read. */
-export function repositoryOf(lib: Library, version: LibraryVersion | null): ContextResult['repository'] {
+export function repositoryOf(lib: LibraryFields, version: VersionFields | null): ContextResult['repository'] {
   return {
     id: lib.id, title: lib.title, source: lib.source, sourceUrl: lib.sourceUrl, branch: lib.branch ?? null,
     indexedVersion: version?.tag ?? lib.latestVersion ?? lib.lastCommit?.slice(0, 12) ?? null,
     indexedAt: (version ? version.indexedAt : lib.lastIndexedAt)?.toISOString() ?? null,
   };
+}
+
+/** What an answer reads of its library and version (an entity of each, or a row of the ready path below). */
+type LibraryFields = Pick<Library, 'id' | 'title' | 'source' | 'sourceUrl' | 'branch' | 'latestVersion' | 'lastCommit' | 'lastIndexedAt'>;
+type VersionFields = Pick<LibraryVersion, 'id' | 'tag' | 'indexedAt'>;
+interface Resolved {
+  lib: LibraryFields;
+  version: VersionFields | null;
+  rules: string[];
+}
+
+/**
+ * The common case in one query and no entities: the library by its exact id, the version by its exact tag, both
+ * indexed, with the scope's rules. Anything else (unknown id or tag, a commit prefix, a scope being indexed, one to
+ * register on demand) is undefined, for `referenced` and `untilIndexed`, which say why or wait.
+ */
+async function readyScope(em: EntityManager, ref: { libraryId: string; version: string | undefined }): Promise<Resolved | undefined> {
+  const [row] = (await em.execute(
+    // Times as epoch milliseconds (the driver reads timestamps as text); whole ones, as the entities' Dates hold them.
+    `select l.id, l.title, l.source, l.source_url, l.branch, l.latest_version, l.last_commit, floor(extract(epoch from l.last_indexed_at) * 1000)::float8 as last_indexed_at, l.state,
+       v.id as version_id, v.tag, floor(extract(epoch from v.indexed_at) * 1000)::float8 as indexed_at, v.state as version_state, r.rules
+     from library l
+     left join library_version v on v.repository_id = l.id and v.tag = ?
+     left join library_rules r on r.repository_id = l.id and coalesce(r.version_id, '') = coalesce(v.id, '')
+     where l.id = ?`,
+    [ref.version ?? null, ref.libraryId],
+  )) as {
+    id: string; title: string; source: Library['source']; source_url: string; branch: string | null; latest_version: string | null; last_commit: string | null;
+    last_indexed_at: number | null; state: string; version_id: string | null; tag: string | null; indexed_at: number | null; version_state: string | null; rules: string[] | null;
+  }[];
+  if (!row || (ref.version === undefined ? isIndexing(row.state) : !row.version_id || isIndexing(row.version_state!))) return undefined;
+  const date = (ms: number | null) => (ms === null ? null : new Date(Number(ms)));
+  return {
+    lib: { id: row.id, title: row.title, source: row.source, sourceUrl: row.source_url, branch: row.branch, latestVersion: row.latest_version, lastCommit: row.last_commit, lastIndexedAt: date(row.last_indexed_at) },
+    version: row.version_id ? { id: row.version_id, tag: row.tag!, indexedAt: date(row.indexed_at) } : null,
+    rules: row.rules ?? [],
+  };
+}
+
+/** The library, version and rules an answer needs: the ready path first, else the one that registers, waits or refuses. */
+async function resolveScope(deps: RetrievalDeps, em: EntityManager, ref: { libraryId: string; version: string | undefined }, waitMs: number): Promise<Resolved> {
+  const ready = await readyScope(em, ref);
+  if (ready) return ready;
+  const target = await referenced(deps, em, ref);
+  const { lib, version } = await untilIndexed(em, target.lib, target.version, waitMs);
+  const rulesRow = await em.findOne(LibraryRules, { repositoryId: lib.id, versionId: version?.id ?? null });
+  return { lib, version, rules: rulesRow?.rules ?? [] };
 }
 
 export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: RetrievalOptions = {}): Promise<ContextResult> {
@@ -191,28 +239,29 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
   const ref = parseLibraryRef(p.libraryId);
   if (!ref) throw new ValidationError(`libraryId "${p.libraryId}" is not /owner/repo or /owner/repo/version`, 'MISSING_PARAMETER');
   const em = deps.orm.em.fork();
-  const target = await referenced(deps, em, ref);
-  const { lib, version } = await untilIndexed(em, target.lib, target.version, o.waitMs ?? 0);
+  const t = o.timings;
+  const { lib, version, rules } = await timed(t, 'resolve', () => resolveScope(deps, em, ref, o.waitMs ?? 0));
   const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
   const stamp = String((version ? version.indexedAt : lib.lastIndexedAt)?.getTime() ?? 0);
-  const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp });
-  const fetched = await loadSnippets(em, found.ranked);
+  const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp, timings: t });
+  const fetched = await timed(t, 'load', () => loadSnippets(em, found.ranked));
   // Read as text (the MCP tool, Context7's txt), results carry their neighbourhood within the budget.
-  const snippets = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
-  const rulesRow = await em.findOne(LibraryRules, { repositoryId: lib.id, versionId: version?.id ?? null });
+  const snippets =
+    p.type === 'txt'
+      ? await timed(t, 'widen', () => budgetWithSections(em, fetched, p.tokens))
+      : timedSync(t, 'budget', () => applyBudget(fetched, p.tokensGiven ? p.tokens : undefined));
   const versionTags: Record<string, string> = {};
   if (version) versionTags[version.id] = version.tag;
   return {
     snippets,
     resultCount: snippets.length,
-    rules: rulesRow?.rules ?? [],
+    rules,
     searchMode: found.mode,
     reranked: found.reranked,
     repository: repositoryOf(lib, version),
     localSource: lib.source === 'local',
     version: version ? { requested: ref.version!, resolved: version.tag, id: version.id } : null,
     versionTags,
-    library: lib,
   };
 }
 

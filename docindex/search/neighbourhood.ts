@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { countTokens } from '../parse/tokens.js';
 import type { SnippetRow } from './search.js';
 
 /**
@@ -82,7 +81,8 @@ const SHARE = 3;
 /**
  * The budget applied to ranked results (as applyBudget: in rank order while they fit, the first always), each kept
  * result widened to its section as described above. A widened result keeps the hit's id, score, file and
- * breadcrumb; its title is the section's, its content the section's snippets joined (joinSection).
+ * breadcrumb; its title is the section's, its content the section's snippets joined (joinSection), its token count
+ * the sum of theirs.
  */
 export async function budgetWithSections(em: EntityManager, ranked: Hit[], budget: number): Promise<Hit[]> {
   // Only results that could be kept need their neighbours: as many as fit without widening.
@@ -134,7 +134,9 @@ export async function budgetWithSections(em: EntityManager, ranked: Hit[], budge
       title: (info ?? hit).title?.replace(PART, '') ?? hit.title,
       language: info ? null : hit.language,
       content,
-      tokenCount: countTokens(content),
+      // Counted at index time, part by part (with what joining them adds), not again here: the budget was spent by
+      // these counts, and the overlap joinSection drops only makes the section shorter.
+      tokenCount: size,
     });
   }
   return out;

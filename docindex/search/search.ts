@@ -8,6 +8,7 @@ import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { ScanPool } from './scan-pool.js';
+import { timed, timedSync, type Timings } from './timings.js';
 import { loadMatrix, type Matrix, MatrixTooLargeError, topK, VectorCache } from './vectors.js';
 
 export const SEARCH_MODES = ['auto', 'keyword', 'semantic', 'hybrid'] as const;
@@ -36,6 +37,8 @@ export interface SearchRequest {
   stamp: string;
   /** The query's vector, when the caller embeds it once for several scopes (docindex/search/multi-library.ts). */
   queryVector?: Promise<Float32Array>;
+  /** Phases kept for the answer's Server-Timing header (docindex/search/timings.ts). */
+  timings?: Timings;
 }
 
 export interface SearchResult {
@@ -92,7 +95,7 @@ export function fuse(keyword: Ranked[], semantic: Ranked[], alpha: number, limit
 /** Runs a search in one scope, then the optional reranking stage over its first results (off unless a rerank profile is active or RERANK_URL is set). */
 export async function search(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<SearchResult> {
   const found = await rankScope(deps, em, req);
-  return { mode: found.mode, ...(await rerankRanked(deps, em, req.query, found.ranked)) };
+  return { mode: found.mode, ...(await timed(req.timings, 'rerank', () => rerankRanked(deps, em, req.query, found.ranked))) };
 }
 
 /**
@@ -102,15 +105,15 @@ export async function search(deps: SearchDeps, em: EntityManager, req: SearchReq
  * answers by keyword with mode `keyword_fallback`.
  */
 export async function rankScope(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<Omit<SearchResult, 'reranked'>> {
-  const keyword = (limit: number) => keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
+  const keyword = (limit: number) => timed(req.timings, 'keyword', () => keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates }));
   if (req.mode === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
-  const provider = await activeEmbeddingProvider(em, deps.config);
+  const provider = await timed(req.timings, 'profile', () => activeEmbeddingProvider(em, deps.config));
   const wanted = req.mode === 'auto' ? (provider ? 'hybrid' : 'keyword') : req.mode;
   if (wanted === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
   const fallback = async (): Promise<Omit<SearchResult, 'reranked'>> => ({ mode: 'keyword_fallback', ranked: await keyword(req.limit) });
   if (!provider) return fallback();
 
-  const semantic = async (depth: number): Promise<Ranked[] | undefined> => {
+  const semanticRanked = async (depth: number): Promise<Ranked[] | undefined> => {
     const key = `${req.scope.repositoryId}|${req.scope.versionId ?? ''}|${provider.profileId}|${provider.model}|${req.stamp}`;
     let matrix: Matrix;
     try {
@@ -131,6 +134,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
     if (vector.length !== matrix.dims) return undefined;
     return withSiblingSimilarity(await topK(matrix, vector, Math.max(depth, EVIDENCE_POOL)), depth);
   };
+  const semantic = (depth: number) => timed(req.timings, 'semantic', () => semanticRanked(depth));
 
   if (wanted === 'semantic') {
     const ranked = await semantic(req.limit);
@@ -142,7 +146,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
     req.alpha > 0 ? semantic(FUSION_DEPTH) : Promise.resolve([]),
   ]);
   if (!sem) return fallback();
-  return { mode: 'hybrid', ranked: fuse(kw, sem, req.alpha, req.limit) };
+  return { mode: 'hybrid', ranked: timedSync(req.timings, 'fuse', () => fuse(kw, sem, req.alpha, req.limit)) };
 }
 
 export interface SnippetRow {

@@ -9,6 +9,7 @@ import { api, enc, expectError, waitForJob } from '../helpers.js';
 import { TestRepo } from '../../support/git.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 import { buildTinyModel } from '../../../fakes/tiny-model.js';
+import { parseServerTiming } from '../../../docindex/search/timings.js';
 
 let tmp: string;
 let stack: TestStack;
@@ -226,6 +227,35 @@ describe('GET /api/v1/context', () => {
     expect(res.headers.get('access-control-allow-headers')).toMatch(/Content-Type, Authorization/);
     const get = await fetch(`${stack.url}/api/v1/context?libraryId=${enc(LIB)}&query=router`);
     expect(get.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('says where its time went in Server-Timing: phase names and durations only', async () => {
+    const phases = async (p: string) => {
+      const res = await fetch(`${stack.url}${p}`);
+      expect(res.status, await res.text()).toBe(200);
+      const header = res.headers.get('server-timing') ?? '';
+      // Nothing of the query, the library or the data: `name;dur=<ms>` entries only.
+      for (const entry of header.split(', ')) expect(entry).toMatch(/^[a-z]+;dur=\d+\.\d$/);
+      return parseServerTiming(header);
+    };
+    const keyword = await phases(`/api/v1/context?${new URLSearchParams({ libraryId: LIB, query: 'useEffect cleanup', searchMode: 'keyword' })}`);
+    expect([...keyword.keys()]).toEqual(['resolve', 'keyword', 'rerank', 'load', 'budget', 'serialise', 'total']);
+    const sum = [...keyword].filter(([name]) => name !== 'total').reduce((a, [, ms]) => a + ms, 0);
+    expect(keyword.get('total')!).toBeGreaterThanOrEqual(sum - 0.5); // rounding of each entry
+    const hybrid = await phases(`/api/v1/context?${new URLSearchParams({ libraryId: `${LIB}/v1.0.0`, query: 'legacyMount', searchMode: 'hybrid', type: 'txt' })}`);
+    expect([...hybrid.keys()].sort()).toEqual(['fuse', 'keyword', 'load', 'profile', 'rerank', 'resolve', 'semantic', 'serialise', 'total', 'widen']);
+    const v2 = await phases(`/api/v2/context?${new URLSearchParams({ libraryId: LIB, query: 'useEffect', searchMode: 'semantic' })}`);
+    expect([...v2.keys()]).toEqual(['resolve', 'profile', 'semantic', 'rerank', 'load', 'widen', 'serialise', 'total']);
+  });
+
+  it('answers a version being indexed 503 from the path that checks state, and reads it again once indexed', async () => {
+    await sql(`update library_version set state = 'indexing' where id = ?`, [`${LIB}/v1.0.0`]);
+    try {
+      expectError(await ctx({ libraryId: `${LIB}/v1.0.0`, query: 'legacyMount' }), 503, 'INDEXING_IN_PROGRESS');
+    } finally {
+      await sql(`update library_version set state = 'indexed' where id = ?`, [`${LIB}/v1.0.0`]);
+    }
+    expect((await ctx({ libraryId: `${LIB}/v1.0.0`, query: 'legacyMount', searchMode: 'keyword' })).body.resultCount).toBeGreaterThan(0);
   });
 });
 
