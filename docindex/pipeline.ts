@@ -66,6 +66,29 @@ export interface CrawlResult {
   packageVersion?: string;
   /** What the source counted (a site's pages fetched and not modified, a package's archive files). */
   sourceCounts?: Record<string, number>;
+  /** Milliseconds spent per part of the crawl (read, parse, stage), for the index benchmark. */
+  timings?: StageTimings;
+}
+
+/** Milliseconds per part of a stage, summed over the stage (parts that overlap count each in full). */
+export type StageTimings = Record<string, number>;
+
+/** Adds up the time spent in each named part of a stage. */
+export class Stopwatch {
+  readonly ms: StageTimings = {};
+
+  async time<T>(part: string, work: () => Promise<T> | T): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.add(part, performance.now() - t0);
+    }
+  }
+
+  add(part: string, ms: number): void {
+    this.ms[part] = Math.round(((this.ms[part] ?? 0) + ms) * 10) / 10;
+  }
 }
 
 /** Files larger than this are not documentation anyone reads; they are skipped. */
@@ -273,6 +296,7 @@ export class Staging {
     private readonly deps: ActivityDeps,
     private readonly input: IndexStep,
     private readonly earlier: ReadonlyMap<string, string>,
+    private readonly clock = new Stopwatch(),
   ) {}
 
   /** What the job has staged so far, file path to checksum. */
@@ -308,6 +332,10 @@ export class Staging {
   private async flush(then?: string, params: unknown[] = []): Promise<void> {
     const rows = JSON.stringify(this.batch);
     this.batch = [];
+    await this.clock.time('stage', () => this.write(rows, then, params));
+  }
+
+  private async write(rows: string, then: string | undefined, params: unknown[]): Promise<void> {
     await asOwner(this.deps, this.input, () => ({}), {
       within: async (tx) => {
         if (rows !== '[]') {
@@ -321,6 +349,16 @@ export class Staging {
         if (then) await tx.execute(then, params);
       },
     });
+  }
+}
+
+/** `work`'s result, its time added to `part`. */
+function timed<T>(clock: Stopwatch, part: string, work: () => T): T {
+  const t0 = performance.now();
+  try {
+    return work();
+  } finally {
+    clock.add(part, performance.now() - t0);
   }
 }
 
@@ -342,6 +380,7 @@ interface CrawlScope {
   staging: Staging;
   tally: CrawlTally;
   report: CrawlReporter;
+  clock: Stopwatch;
 }
 
 /**
@@ -353,7 +392,7 @@ async function stageFiles(s: CrawlScope, files: readonly string[], signal: Abort
   for (let start = 0; start < files.length; start += READ_AHEAD) {
     signal.throwIfAborted();
     const chunk = files.slice(start, start + READ_AHEAD);
-    const contents = await Promise.all(chunk.map((rel) => readSelected(s.root, rel, s.config)));
+    const contents = await s.clock.time('read', () => Promise.all(chunk.map((rel) => readSelected(s.root, rel, s.config))));
     for (const [j, rel] of chunk.entries()) {
       const bytes = contents[j]!;
       if (!Buffer.isBuffer(bytes)) {
@@ -363,7 +402,7 @@ async function stageFiles(s: CrawlScope, files: readonly string[], signal: Abort
       seen.add(rel);
       const checksum = sha(bytes);
       if (s.stored.get(rel) === checksum) s.tally.count('unchanged');
-      else s.tally.count(await s.staging.changed(rel, checksum, () => parseFile(rel, bytes.toString('utf8'))));
+      else s.tally.count(await s.staging.changed(rel, checksum, () => timed(s.clock, 'parse', () => parseFile(rel, bytes.toString('utf8')))));
     }
     s.tally.processed = start + chunk.length;
     const { patch, counts } = s.tally.progress();
@@ -430,10 +469,12 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
   const workdir = await attemptFolder(deps, input, ctx.attempt ?? 1);
-  const staging = new Staging(deps, input, await resumeFrom(deps, em, input, ctx));
+  const clock = new Stopwatch();
+  const staging = new Staging(deps, input, await resumeFrom(deps, em, input, ctx), clock);
   const report = crawlReporter(deps, input, ctx);
   try {
     await report({ stage: 'crawling', progress: 2, stageDetail: crawlingDetail(lib) }, undefined, true);
+    const t0 = performance.now();
     const source = await checkoutSource(deps, lib, version, workdir, {
       signal: ctx.signal,
       // git's own progress (objects received, files checked out), or the pages and bytes read, is the crawl's progress meanwhile.
@@ -444,11 +485,12 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     const { config, warnings } = await readConfig(root);
     warnings.unshift(...source.warnings);
     const files = selectFiles(await walk(root, ctx.signal, () => ctx.heartbeat({ stage: 'crawling' } satisfies CrawlProgress), skip), config).included;
+    clock.add('crawl', performance.now() - t0);
     const tally = new CrawlTally(files.length);
-    const s: CrawlScope = { root, config, stored: await storedChecksums(em, lib, version), staging, tally, report };
+    const s: CrawlScope = { root, config, stored: await storedChecksums(em, lib, version), staging, tally, report, clock };
     await report({ stage: 'parsing', progress: 10, stageDetail: warnings.length ? warnings.join('; ') : `${files.length} files` }, { totalFiles: files.length, processed: 0 }, true);
 
-    await loadSourceGrammars(files);
+    await clock.time('grammars', () => loadSourceGrammars(files));
     await stageDeleted(s, await stageFiles(s, files, ctx.signal));
     await staging.finish();
     warnings.push(...s.tally.skippedWarnings());
@@ -458,19 +500,22 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       totalFiles: tally.indexed, changedFiles: tally.changed, deletedFiles: tally.deleted, unchangedFiles: tally.unchanged, commit, rules: config.rules, previousVersions, warnings,
       ...(source.packageVersion && { packageVersion: source.packageVersion }),
       ...(source.counts && { sourceCounts: source.counts }),
+      timings: clock.ms,
     };
   } finally {
     await removeWorkFolder(workdir);
   }
 }
 
-type WriteCounts = { documentsWritten: number; documentsRemoved: number; snippetsWritten: number };
+type WriteCounts = { documentsWritten: number; documentsRemoved: number; snippetsWritten: number; timings?: StageTimings };
 
 /** Replaces the scope's documents and snippets with the staged files, 200 files at a time; deleted files are removed. */
 async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, version: LibraryVersion | null): Promise<WriteCounts> {
   const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
   const counts: WriteCounts = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 };
+  const clock = new Stopwatch();
   const now = new Date();
+  const t0 = performance.now();
   for (let offset = 0; ; offset += 200) {
     const rows: { file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = await tx.execute(
       'select file_path, checksum, snippets from staged_document where job_id = ? order by file_path limit 200 offset ?',
@@ -494,10 +539,11 @@ async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, ver
     counts.snippetsWritten += rowsOf.length;
   }
   await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
+  clock.add('swap', performance.now() - t0);
   // Keyword search's term frequencies change with the snippets, in the same transaction (docindex/search/keyword.ts); a
   // run that changed no file leaves them as they are (a retry after this commit finds nothing staged).
-  if (counts.documentsWritten || counts.documentsRemoved) await refreshTermStatistics(tx, scope);
-  return counts;
+  if (counts.documentsWritten || counts.documentsRemoved) await clock.time('terms', () => refreshTermStatistics(tx, scope));
+  return { ...counts, timings: clock.ms };
 }
 
 /** Stores the config's rules and, for the default branch, registers its previousVersions (as pending versions). */
