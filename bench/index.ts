@@ -72,9 +72,8 @@ async function orchestrationShare(stack: Awaited<ReturnType<typeof startStack>>,
     inActivities += took;
     activities[names.get(String(done.scheduledEventId))!] = took;
     // crawlAndParse and replaceSnippets report their parts' times in their results (docindex/pipeline.ts, Stopwatch).
-    const data = done.result?.payloads?.[0]?.data;
-    const reported = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { timings?: Timings }).timings : undefined;
-    Object.assign(parts, reported);
+    const text = Buffer.from(done.result?.payloads?.[0]?.data ?? []).toString('utf8');
+    if (text.startsWith('{')) Object.assign(parts, (JSON.parse(text) as { timings?: Timings }).timings);
   }
   const wall = ms(events.at(-1)!.eventTime) - ms(events[0]!.eventTime);
   return { wall, inActivities, orchestration: wall - inActivities, activities, parts };
