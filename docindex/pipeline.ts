@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from '../activities/deps.js';
 import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion, type RepoConfig } from './parse/config.js';
-import { loadSourceGrammars, parseFile, type ParsedSnippet } from './parse/parse.js';
+import { loadSourceGrammars, type ParsedSnippet } from './parse/parse.js';
+import { parsePool } from './parse/pool.js';
 import { contentExclusion, selectFiles } from './parse/select.js';
 import { PermanentError } from '../core/errors.js';
 import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from './embeddings/profiles.js';
@@ -66,6 +67,29 @@ export interface CrawlResult {
   packageVersion?: string;
   /** What the source counted (a site's pages fetched and not modified, a package's archive files). */
   sourceCounts?: Record<string, number>;
+  /** Milliseconds spent per part of the crawl (read, parse, stage), for the index benchmark. */
+  timings?: StageTimings;
+}
+
+/** Milliseconds per part of a stage, summed over the stage (parts that overlap count each in full). */
+export type StageTimings = Record<string, number>;
+
+/** Adds up the time spent in each named part of a stage. */
+export class Stopwatch {
+  readonly ms: StageTimings = {};
+
+  async time<T>(part: string, work: () => Promise<T> | T): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await work();
+    } finally {
+      this.add(part, performance.now() - t0);
+    }
+  }
+
+  add(part: string, ms: number): void {
+    this.ms[part] = Math.round(((this.ms[part] ?? 0) + ms) * 10) / 10;
+  }
 }
 
 /** Files larger than this are not documentation anyone reads; they are skipped. */
@@ -273,6 +297,7 @@ export class Staging {
     private readonly deps: ActivityDeps,
     private readonly input: IndexStep,
     private readonly earlier: ReadonlyMap<string, string>,
+    private readonly clock = new Stopwatch(),
   ) {}
 
   /** What the job has staged so far, file path to checksum. */
@@ -281,11 +306,16 @@ export class Staging {
     return new Map(rows.map((r) => [r.file_path, r.checksum]));
   }
 
-  /** Stages a changed file, parsed unless an earlier attempt staged it as it is now: then it is `reused`. */
-  async changed(rel: string, checksum: string, parse: () => ParsedSnippet[]): Promise<'changed' | 'reused'> {
+  /** Whether an earlier attempt staged this file as it is now: it need not be parsed again. */
+  reusable(rel: string, checksum: string): boolean {
+    return this.earlier.get(rel) === checksum;
+  }
+
+  /** Stages a changed file with its snippets, or none when it is `reusable`: then it is `reused`. */
+  async changed(rel: string, checksum: string, snippets: ParsedSnippet[] | null): Promise<'changed' | 'reused'> {
     this.keep.push(rel);
-    if (this.earlier.get(rel) === checksum) return 'reused';
-    await this.add({ job_id: this.input.jobId, file_path: rel, checksum, snippets: parse() });
+    if (!snippets) return 'reused';
+    await this.add({ job_id: this.input.jobId, file_path: rel, checksum, snippets });
     return 'changed';
   }
 
@@ -308,6 +338,10 @@ export class Staging {
   private async flush(then?: string, params: unknown[] = []): Promise<void> {
     const rows = JSON.stringify(this.batch);
     this.batch = [];
+    await this.clock.time('stage', () => this.write(rows, then, params));
+  }
+
+  private async write(rows: string, then: string | undefined, params: unknown[]): Promise<void> {
     await asOwner(this.deps, this.input, () => ({}), {
       within: async (tx) => {
         if (rows !== '[]') {
@@ -342,28 +376,49 @@ interface CrawlScope {
   staging: Staging;
   tally: CrawlTally;
   report: CrawlReporter;
+  clock: Stopwatch;
+}
+
+/** One file as read: skipped, unchanged, or changed with its snippets on the way (null: staged before as it is). */
+type ReadFile =
+  | { rel: string; skipped: 'oversized' | 'generated' }
+  | { rel: string; checksum: string; unchanged: true }
+  | { rel: string; checksum: string; snippets: Promise<ParsedSnippet[]> | null };
+
+/** Reads a chunk of files at once and sends the changed ones to the parse threads (docindex/parse/pool.ts). */
+async function readChunk(s: CrawlScope, chunk: readonly string[]): Promise<ReadFile[]> {
+  const contents = await s.clock.time('read', () => Promise.all(chunk.map((rel) => readSelected(s.root, rel, s.config))));
+  return chunk.map((rel, j): ReadFile => {
+    const bytes = contents[j]!;
+    if (!Buffer.isBuffer(bytes)) return { rel, skipped: bytes };
+    const checksum = sha(bytes);
+    if (s.stored.get(rel) === checksum) return { rel, checksum, unchanged: true };
+    return { rel, checksum, snippets: s.staging.reusable(rel, checksum) ? null : parsePool().parse(rel, bytes.toString('utf8')) };
+  });
 }
 
 /**
- * Reads, compares and stages the selected files. Reads and hashes overlap (I/O-bound); parsing stays in file order
- * so the staged rows are deterministic. Returns the files read (whatever their outcome).
+ * Reads, compares and stages the selected files. Reads overlap (I/O-bound), and the next chunk is read and parsed
+ * while this one is staged; files are parsed on worker threads and staged in file order, so the staged rows are
+ * what parsing them one by one gives. Returns the files read (whatever their outcome).
  */
 async function stageFiles(s: CrawlScope, files: readonly string[], signal: AbortSignal): Promise<Set<string>> {
   const seen = new Set<string>();
-  for (let start = 0; start < files.length; start += READ_AHEAD) {
+  let next = files.length ? readChunk(s, files.slice(0, READ_AHEAD)) : undefined;
+  for (let start = 0; next; start += READ_AHEAD) {
     signal.throwIfAborted();
-    const chunk = files.slice(start, start + READ_AHEAD);
-    const contents = await Promise.all(chunk.map((rel) => readSelected(s.root, rel, s.config)));
-    for (const [j, rel] of chunk.entries()) {
-      const bytes = contents[j]!;
-      if (!Buffer.isBuffer(bytes)) {
-        s.tally.count(bytes);
-        continue;
+    const chunk = await next;
+    const after = start + READ_AHEAD;
+    next = after < files.length ? readChunk(s, files.slice(after, after + READ_AHEAD)) : undefined;
+    // A rejected read-ahead is seen when its chunk's turn comes (or the crawl failed before and nobody waits).
+    next?.catch(() => undefined);
+    for (const file of chunk) {
+      if ('skipped' in file) s.tally.count(file.skipped);
+      else {
+        seen.add(file.rel);
+        if ('unchanged' in file) s.tally.count('unchanged');
+        else s.tally.count(await s.staging.changed(file.rel, file.checksum, file.snippets && (await s.clock.time('parse', () => file.snippets!))));
       }
-      seen.add(rel);
-      const checksum = sha(bytes);
-      if (s.stored.get(rel) === checksum) s.tally.count('unchanged');
-      else s.tally.count(await s.staging.changed(rel, checksum, () => parseFile(rel, bytes.toString('utf8'))));
     }
     s.tally.processed = start + chunk.length;
     const { patch, counts } = s.tally.progress();
@@ -430,10 +485,12 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
   const workdir = await attemptFolder(deps, input, ctx.attempt ?? 1);
-  const staging = new Staging(deps, input, await resumeFrom(deps, em, input, ctx));
+  const clock = new Stopwatch();
+  const staging = new Staging(deps, input, await resumeFrom(deps, em, input, ctx), clock);
   const report = crawlReporter(deps, input, ctx);
   try {
     await report({ stage: 'crawling', progress: 2, stageDetail: crawlingDetail(lib) }, undefined, true);
+    const t0 = performance.now();
     const source = await checkoutSource(deps, lib, version, workdir, {
       signal: ctx.signal,
       // git's own progress (objects received, files checked out), or the pages and bytes read, is the crawl's progress meanwhile.
@@ -444,11 +501,12 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     const { config, warnings } = await readConfig(root);
     warnings.unshift(...source.warnings);
     const files = selectFiles(await walk(root, ctx.signal, () => ctx.heartbeat({ stage: 'crawling' } satisfies CrawlProgress), skip), config).included;
+    clock.add('crawl', performance.now() - t0);
     const tally = new CrawlTally(files.length);
-    const s: CrawlScope = { root, config, stored: await storedChecksums(em, lib, version), staging, tally, report };
+    const s: CrawlScope = { root, config, stored: await storedChecksums(em, lib, version), staging, tally, report, clock };
     await report({ stage: 'parsing', progress: 10, stageDetail: warnings.length ? warnings.join('; ') : `${files.length} files` }, { totalFiles: files.length, processed: 0 }, true);
 
-    await loadSourceGrammars(files);
+    await clock.time('grammars', () => loadSourceGrammars(files));
     await stageDeleted(s, await stageFiles(s, files, ctx.signal));
     await staging.finish();
     warnings.push(...s.tally.skippedWarnings());
@@ -458,24 +516,30 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       totalFiles: tally.indexed, changedFiles: tally.changed, deletedFiles: tally.deleted, unchangedFiles: tally.unchanged, commit, rules: config.rules, previousVersions, warnings,
       ...(source.packageVersion && { packageVersion: source.packageVersion }),
       ...(source.counts && { sourceCounts: source.counts }),
+      timings: clock.ms,
     };
   } finally {
     await removeWorkFolder(workdir);
   }
 }
 
-type WriteCounts = { documentsWritten: number; documentsRemoved: number; snippetsWritten: number };
+type WriteCounts = { documentsWritten: number; documentsRemoved: number; snippetsWritten: number; timings?: StageTimings };
 
 /** Replaces the scope's documents and snippets with the staged files, 200 files at a time; deleted files are removed. */
 async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, version: LibraryVersion | null): Promise<WriteCounts> {
   const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
   const counts: WriteCounts = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 };
+  const clock = new Stopwatch();
   const now = new Date();
+  const t0 = performance.now();
+  // New vectors go to the GIN index's pending list and are merged into it once, at the end: far cheaper than
+  // merging every 4 MB (the default limit), and no search scans a long pending list after the commit.
+  await tx.execute(`set local gin_pending_list_limit = '1GB'`);
   for (let offset = 0; ; offset += 200) {
-    const rows: { file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = await tx.execute(
+    const rows: { file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = await clock.time('swap.read', () => tx.execute(
       'select file_path, checksum, snippets from staged_document where job_id = ? order by file_path limit 200 offset ?',
       [input.jobId, offset],
-    );
+    ));
     if (!rows.length) break;
     await tx.nativeDelete(LibraryDocument, { ...scope, filePath: { $in: rows.map((r) => r.file_path) } });
     const docs = rows.filter((r) => r.checksum !== '');
@@ -489,15 +553,17 @@ async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, ver
       const docId = documentId(lib.id, scope.versionId, r.file_path);
       return r.snippets.map((s) => ({ id: snippetId(docId, s), documentId: docId, ...scope, type: s.type, title: s.title, content: s.content, language: s.language, breadcrumb: s.breadcrumb, tokenCount: s.tokenCount, ordinal: s.ordinal, createdAt: now }));
     });
-    for (let i = 0; i < rowsOf.length; i += 500) await tx.insertMany(Snippet, rowsOf.slice(i, i + 500));
+    for (let i = 0; i < rowsOf.length; i += 500) await clock.time('swap.snippets', () => tx.insertMany(Snippet, rowsOf.slice(i, i + 500)));
     counts.documentsWritten += docs.length;
     counts.snippetsWritten += rowsOf.length;
   }
   await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
+  if (counts.snippetsWritten) await clock.time('swap.gin', () => tx.execute(`select gin_clean_pending_list('snippet_search_vector_index')`));
+  clock.add('swap', performance.now() - t0);
   // Keyword search's term frequencies change with the snippets, in the same transaction (docindex/search/keyword.ts); a
   // run that changed no file leaves them as they are (a retry after this commit finds nothing staged).
-  if (counts.documentsWritten || counts.documentsRemoved) await refreshTermStatistics(tx, scope);
-  return counts;
+  if (counts.documentsWritten || counts.documentsRemoved) await clock.time('terms', () => refreshTermStatistics(tx, scope));
+  return { ...counts, timings: clock.ms };
 }
 
 /** Stores the config's rules and, for the default branch, registers its previousVersions (as pending versions). */
