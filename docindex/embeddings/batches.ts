@@ -13,8 +13,12 @@ export interface BatchLimits {
   truncateAt?: number;
 }
 
-/** A budget that keeps a 2-core machine's batches near the size that measured fastest (bench/README.md, "Embed"). */
-export const EMBED_BATCH_LIMITS: BatchLimits = { maxTokens: 4096, maxItems: 64, truncateAt: 256 };
+/**
+ * The pipeline's batches: two texts of all-MiniLM-L6-v2's 256 word pieces, 32 of up to 16. Small batches were the
+ * fastest on 2 cores (bench/README.md, "Embed": a budget of 512 beat 2,048 and 4,096 by a third and more), as the
+ * activations of a big batch no longer fit the caches; short texts still share a call.
+ */
+export const EMBED_BATCH_LIMITS: BatchLimits = { maxTokens: 512, maxItems: 32, truncateAt: 256 };
 
 /** Splits `items`, in their order, into consecutive batches within `limits`; `tokens` says an item's length. */
 export function tokenBatches<T>(items: readonly T[], tokens: (item: T) => number, limits: BatchLimits): T[][] {
