@@ -8,6 +8,7 @@ import { loadSourceGrammars, type ParsedSnippet } from './parse/parse.js';
 import { parsePool } from './parse/pool.js';
 import { contentExclusion, selectFiles } from './parse/select.js';
 import { PermanentError } from '../core/errors.js';
+import { EMBED_BATCH_LIMITS, tokenBatches } from './embeddings/batches.js';
 import { activeEmbeddingProvider, DEFAULT_PROFILE_ID, disableUnavailableDefault } from './embeddings/profiles.js';
 import { embedAs, type EmbeddingProvider, ModelUnavailableError } from './embeddings/provider.js';
 import { Job } from '../db/entities/job.js';
@@ -604,13 +605,14 @@ export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, craw
   return counts!;
 }
 
-const EMBED_BATCH = 32;
+/** Snippets read at once, shortest first, then embedded in batches of a token budget (embeddings/batches.ts). */
+const EMBED_PAGE = 256;
 
 /**
  * Stage embed: embeds the scope's snippets that have no vector for the active profile yet (so unchanged files are
- * never embedded twice), batch by batch; each batch is written in its own statement, and a provider failure fails
- * the job. Progress (snippets embedded of those to embed, and the job's percentage from 80 to 95) is written after
- * every batch, on the job and its event stream. Without an active provider there is nothing to do and search stays
+ * never embedded twice), in batches of similar length within a token budget (EMBED_BATCH_LIMITS); each batch is
+ * written in its own statement, and a provider failure fails the job. Progress (snippets embedded of those to embed,
+ * and the job's percentage from 80 to 95) is written after every batch, on the job and its event stream. Without an active provider there is nothing to do and search stays
  * keyword-only.
  */
 export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: StepContext): Promise<{ embedded: number; provider: string | null }> {
@@ -631,25 +633,39 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
   for (;;) {
     ctx.signal.throwIfAborted();
     // Shortest first: a model pads each batch to its longest text, so texts of one length cost the least.
-    const rows: { id: string; title: string | null; breadcrumb: string | null; content: string }[] = await em.execute(
-      `select s.id, s.title, s.breadcrumb, s.content ${missing} order by length(s.content), s.id limit ?`,
-      [...scope, EMBED_BATCH],
+    const page: { id: string; title: string | null; breadcrumb: string | null; content: string; token_count: number }[] = await em.execute(
+      `select s.id, s.title, s.breadcrumb, s.content, s.token_count ${missing} order by s.token_count, length(s.content), s.id limit ?`,
+      [...scope, EMBED_PAGE],
     );
-    if (!rows.length) break;
-    const vectors = await embedAs(provider, 'passage', rows.map((r) => [r.breadcrumb, r.title, r.content].filter(Boolean).join('\n')), ctx.signal);
-    if (vectors.length !== rows.length) throw new PermanentError(`${provider.model} returned ${vectors.length} vectors for ${rows.length} texts`);
-    await em.execute(
-      `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at)
-       select id, ?, ?, ?, ?, decode(v, 'base64'), now() from json_to_recordset(?::json) as t(id text, v text)
-       on conflict do nothing`,
-      [provider.profileId, input.repositoryId, provider.model, vectors[0]!.length, JSON.stringify(rows.map((r, i) => ({ id: r.id, v: Buffer.from(vectors[i]!.buffer, vectors[i]!.byteOffset, vectors[i]!.byteLength).toString('base64') })))],
-    );
-    embedded += rows.length;
-    ctx.heartbeat({ embedded });
-    const done = Math.min(embedded, total);
-    await setStage(deps, input, { progress: 80 + Math.floor((15 * done) / Math.max(total, 1)), stageDetail: detail(done) }, { embedded: done });
+    if (!page.length) break;
+    for (const rows of tokenBatches(page, (r) => r.token_count, EMBED_BATCH_LIMITS)) {
+      ctx.signal.throwIfAborted();
+      embedded += await embedBatch(em, provider, input, rows, ctx.signal);
+      ctx.heartbeat({ embedded });
+      const done = Math.min(embedded, total);
+      await setStage(deps, input, { progress: 80 + Math.floor((15 * done) / Math.max(total, 1)), stageDetail: detail(done) }, { embedded: done });
+    }
   }
   return { embedded, provider: provider.model };
+}
+
+/** Embeds one batch of snippets as passages and stores their vectors in one statement; returns how many. */
+async function embedBatch(
+  em: EntityManager,
+  provider: EmbeddingProvider,
+  input: IndexStep,
+  rows: { id: string; title: string | null; breadcrumb: string | null; content: string }[],
+  signal: AbortSignal,
+): Promise<number> {
+  const vectors = await embedAs(provider, 'passage', rows.map((r) => [r.breadcrumb, r.title, r.content].filter(Boolean).join('\n')), signal);
+  if (vectors.length !== rows.length) throw new PermanentError(`${provider.model} returned ${vectors.length} vectors for ${rows.length} texts`);
+  await em.execute(
+    `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at)
+     select id, ?, ?, ?, ?, decode(v, 'base64'), now() from json_to_recordset(?::json) as t(id text, v text)
+     on conflict do nothing`,
+    [provider.profileId, input.repositoryId, provider.model, vectors[0]!.length, JSON.stringify(rows.map((r, i) => ({ id: r.id, v: Buffer.from(vectors[i]!.buffer, vectors[i]!.byteOffset, vectors[i]!.byteLength).toString('base64') })))],
+  );
+  return rows.length;
 }
 
 /**

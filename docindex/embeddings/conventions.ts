@@ -92,13 +92,15 @@ export function withPrefix(conventions: ModelConventions, role: TextRole, text: 
 }
 
 /**
- * What determines a profile's vectors: the provider and model (a local model's folder), a remote server's vector
- * size, and the conventions. Saving a profile with another fingerprint deletes the vectors stored for it, which
+ * What determines a profile's vectors: the provider and model (a local model's folder and weights), a remote server's
+ * vector size, and the conventions. Saving a profile with another fingerprint deletes the vectors stored for it, which
  * were made differently, and the indexing jobs the save starts embed every snippet again (profiles.ts).
  */
 export function vectorFingerprint(p: { provider: string; model?: string | null; dimensions?: number | null; config: Record<string, unknown> }): string {
-  const c = p.config as ConventionsConfig & { modelPath?: string };
+  const c = p.config as ConventionsConfig & { modelPath?: string; dtype?: string };
   const local = p.provider === 'local-transformers';
   const { queryPrefix, passagePrefix, pooling } = profileConventions(p.model, c);
-  return JSON.stringify([p.provider, p.model ?? null, local ? (c.modelPath ?? null) : (p.dimensions ?? null), queryPrefix, passagePrefix, local ? pooling : null]);
+  // A chosen `dtype` (docindex/embeddings/local.ts) too: 8-bit weights give slightly different vectors.
+  const weights = local ? (c.dtype ?? null) : null;
+  return JSON.stringify([p.provider, p.model ?? null, local ? (c.modelPath ?? null) : (p.dimensions ?? null), queryPrefix, passagePrefix, local ? pooling : null, weights]);
 }

@@ -4,8 +4,8 @@
  */
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { env, pipeline, type FeatureExtractionPipeline } from '@huggingface/transformers';
-import { localModelPresent, type LocalWorkerData, type LocalWorkerReply, type LocalWorkerRequest } from './local.js';
+import { env, type FeatureExtractionPipeline, mean_pooling, pipeline, type Tensor } from '@huggingface/transformers';
+import { type Dtype, localModelPresent, type LocalWorkerData, type LocalWorkerReply, type LocalWorkerRequest } from './local.js';
 
 const data = workerData as LocalWorkerData;
 env.allowLocalModels = true;
@@ -16,27 +16,53 @@ env.cacheDir = data.cacheDir;
 env.localModelPath = data.modelPath ? path.dirname(data.modelPath) : data.cacheDir;
 const modelId = data.modelPath ? path.basename(data.modelPath) : data.model;
 
-let extractor: Promise<FeatureExtractionPipeline> | undefined;
-const load = () =>
-  (extractor ??= pipeline('feature-extraction', modelId, {
-    dtype: 'fp32',
+const open = (dtype: Dtype) =>
+  pipeline('feature-extraction', modelId, {
+    dtype,
+    // Every core on the one batch in flight (inter-op threads only help graphs with parallel branches, BERT has none).
+    // Threads that spin while waiting for work took cores from the rest of a busy machine and were slower there
+    // (bench/README.md, "Embed"): they sleep instead.
+    session_options: { intraOpNumThreads: data.threads, interOpNumThreads: 1, extra: { session: { intra_op: { allow_spinning: '0' } } } },
     // transformers.js reports reading files from disk too: progress is asked for only when there is a download.
-    ...(!localModelPresent(data.model, data.cacheDir, data.modelPath) && {
+    ...(!localModelPresent(data.model, data.cacheDir, data.modelPath, dtype) && {
       progress_callback: (p: { status: string; file?: string; loaded?: number; total?: number }) => {
         if (p.status === 'progress' && p.file) parentPort!.postMessage({ download: { file: p.file, loaded: p.loaded ?? 0, total: p.total ?? 0 } } satisfies LocalWorkerReply);
       },
     }),
-  }).catch((err: Error) => {
+  }) as Promise<FeatureExtractionPipeline>;
+
+/** The first of the weights to try that loads (a model without 8-bit weights falls back to fp32). */
+async function openFirst(): Promise<FeatureExtractionPipeline> {
+  for (const [i, dtype] of data.dtypes.entries()) {
+    try {
+      return await open(dtype);
+    } catch (err) {
+      if (i === data.dtypes.length - 1) throw err;
+    }
+  }
+  throw new Error('no weights to load');
+}
+
+let extractor: Promise<FeatureExtractionPipeline> | undefined;
+const load = () =>
+  (extractor ??= openFirst().catch((err: Error) => {
     extractor = undefined; // a later call may succeed (e.g. after the model was copied in)
     throw err;
-  }) as Promise<FeatureExtractionPipeline>);
+  }));
+
+/** The pipeline's own steps, with texts cut at the model's training length (`maxTokens`) instead of the tokenizer's. */
+async function embedded(run: FeatureExtractionPipeline, texts: string[]): Promise<Tensor> {
+  const inputs = run.tokenizer(texts, { padding: true, truncation: true, max_length: data.maxTokens ?? null });
+  const { last_hidden_state: tokens } = (await run.model(inputs)) as { last_hidden_state: Tensor };
+  // The model's own pooling (conventions.ts): bge was trained on its [CLS] vector, e5 and MiniLM on the mean.
+  const pooled = data.pooling === 'cls' ? tokens.slice(null, 0) : mean_pooling(tokens, inputs.attention_mask as Tensor);
+  return pooled.normalize(2, -1);
+}
 
 parentPort!.on('message', async (req: LocalWorkerRequest) => {
   let reply: LocalWorkerReply;
   try {
-    const run = await load();
-    // The model's own pooling (conventions.ts): bge was trained on its [CLS] vector, e5 and MiniLM on the mean.
-    const out = await run(req.texts, { pooling: data.pooling, normalize: true });
+    const out = await embedded(await load(), req.texts);
     const [rows, dims] = out.dims as [number, number];
     const all = out.data as Float32Array;
     const vectors = Array.from({ length: rows }, (_, i) => all.slice(i * dims, (i + 1) * dims));

@@ -1,19 +1,32 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
+import { ValidationError } from '../../core/errors.js';
 import { startThread } from '../../core/threads.js';
-import { type ConventionsConfig, type ModelConventions, type Pooling, profileConventions } from './conventions.js';
+import { EMBED_BATCH_LIMITS } from './batches.js';
+import { type ConventionsConfig, type ModelConventions, modelFamilyName, type Pooling, profileConventions } from './conventions.js';
 import { type DownloadProgress, EmbeddingError, type EmbeddingProvider, ModelUnavailableError } from './provider.js';
 
 /** The default local model: all-MiniLM-L6-v2 as exported for transformers.js (384 dimensions). */
 export const DEFAULT_LOCAL_MODEL = 'Xenova/all-MiniLM-L6-v2';
 export const DEFAULT_LOCAL_DIMENSIONS = 384;
 
+/**
+ * The weights a local model runs with: `fp32` (onnx/model.onnx) or `q8`, 8-bit (onnx/model_quantized.onnx, a quarter
+ * of the size and about twice as fast on a CPU, with the same ranking quality: bench/README.md, "Embed").
+ */
+export const DTYPES = ['fp32', 'q8'] as const;
+export type Dtype = (typeof DTYPES)[number];
+const ONNX_FILES: Record<Dtype, string> = { fp32: 'model.onnx', q8: 'model_quantized.onnx' };
+
 /** Settings of a `local-transformers` profile; the model's prefixes and pooling may be overridden (conventions.ts). */
 export interface LocalConfig extends ConventionsConfig {
-  /** A folder holding the model (config.json, tokenizer files, onnx/model.onnx); else the model id is used. */
+  /** A folder holding the model (config.json, tokenizer files, onnx/model.onnx or model_quantized.onnx); else the model id is used. */
   modelPath?: string;
   batchSize?: number;
+  /** Which weights to load; unset, `modelDtypes` chooses. */
+  dtype?: Dtype;
 }
 
 /** Where a local provider finds its model: the cache folder, and whether (and from where) it may download one. */
@@ -22,12 +35,19 @@ export interface LocalRuntime {
   allowDownloads: boolean;
   /** The Hugging Face hub or a mirror (default https://huggingface.co/). */
   modelHost?: string;
+  /** onnxruntime's threads for one batch (default: all cores; see `embedThreads`). */
+  threads?: number;
 }
 
 export interface LocalWorkerData extends LocalRuntime {
   model: string;
   modelPath: string | undefined;
   pooling: Pooling;
+  /** The weights to try, in order: a later one is loaded when an earlier one is not there. */
+  dtypes: Dtype[];
+  /** Word pieces a text is cut to (the model's training length), or the tokenizer's own limit. */
+  maxTokens: number | undefined;
+  threads: number;
 }
 export interface LocalWorkerRequest {
   id: number;
@@ -39,10 +59,47 @@ export type LocalWorkerReply =
   /** A file of the model being downloaded (transformers.js' progress events). */
   | { download: { file: string; loaded: number; total: number } };
 
-/** Whether a model can be loaded without the network: a model folder, or a model id already in the cache. */
-export function localModelPresent(model: string, cacheDir: string, modelPath?: string): boolean {
+/** Checks a profile's `dtype` (a row changed by hand reaches here too): one of DTYPES, for a local model only. */
+export function checkDtype(provider: string, config: Record<string, unknown>): void {
+  const fail = (message: string): never => {
+    throw new ValidationError(message, 'INVALID_PROFILE', [{ pointer: '/body/profile/config/dtype', message }]);
+  };
+  if (config.dtype === undefined) return;
+  if (!DTYPES.includes(config.dtype as Dtype)) fail(`config.dtype must be one of ${DTYPES.join(', ')}`);
+  if (provider !== 'local-transformers') fail('config.dtype is for local-transformers profiles: a remote server runs its model as it is configured');
+}
+
+/** Whether a model can be loaded without the network (with `dtype`'s weights, else either): a model folder, or a model id already in the cache. */
+export function localModelPresent(model: string, cacheDir: string, modelPath?: string, dtype?: Dtype): boolean {
   const dir = modelPath ?? path.join(cacheDir, model);
-  return fs.existsSync(path.join(dir, 'onnx', 'model.onnx')) && fs.existsSync(path.join(dir, 'tokenizer.json'));
+  const weights = (dtype ? [dtype] : DTYPES).some((d) => fs.existsSync(path.join(dir, 'onnx', ONNX_FILES[d])));
+  return weights && fs.existsSync(path.join(dir, 'tokenizer.json'));
+}
+
+/**
+ * The weights to load, in order of preference: the profile's `dtype`; else 8-bit when the model's folder has them,
+ * fp32 when it has only those (a model already embedded with keeps making the same vectors), and 8-bit first for a
+ * model still to be downloaded (Xenova's exports on the hub publish both), fp32 when it has no 8-bit file.
+ */
+export function modelDtypes(dir: string, dtype?: Dtype): Dtype[] {
+  if (dtype) return [dtype];
+  const has = (d: Dtype) => fs.existsSync(path.join(dir, 'onnx', ONNX_FILES[d]));
+  if (has('q8')) return ['q8'];
+  if (has('fp32')) return ['fp32'];
+  return ['q8', 'fp32'];
+}
+
+/**
+ * Word pieces a model was trained on, where that is shorter than its tokenizer's limit (512 for BERT models):
+ * sentence-transformers cuts all-MiniLM-L6-v2's input at 256, and the rest of a longer text only costs time.
+ */
+export function modelMaxTokens(model: string): number | undefined {
+  return /^all-minilm-l6-v2(-q)?$/.test(modelFamilyName(model)) ? 256 : undefined;
+}
+
+/** onnxruntime's threads: every core for the one batch in flight (measured against two threads of one each: bench/README.md, "Embed"). */
+export function embedThreads(): number {
+  return os.availableParallelism();
 }
 
 export class LocalProvider implements EmbeddingProvider {
@@ -66,7 +123,16 @@ export class LocalProvider implements EmbeddingProvider {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const data: LocalWorkerData = { model: this.model, modelPath: this.config.modelPath, pooling: this.conventions.pooling, ...this.runtime };
+    const { modelPath, dtype } = this.config;
+    const data: LocalWorkerData = {
+      ...this.runtime,
+      model: this.model,
+      modelPath,
+      pooling: this.conventions.pooling,
+      dtypes: modelDtypes(modelPath ?? path.join(this.runtime.cacheDir, this.model), dtype),
+      maxTokens: modelMaxTokens(this.model || path.basename(modelPath ?? '')),
+      threads: this.runtime.threads ?? embedThreads(),
+    };
     const worker = startThread(import.meta.url, 'local-worker', data);
     worker.on('message', (reply: LocalWorkerReply) => {
       if ('download' in reply) {
@@ -130,7 +196,8 @@ export class LocalProvider implements EmbeddingProvider {
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
-    const size = this.config.batchSize ?? 16;
+    // The pipeline's batches are sized by tokens already (batches.ts): the count only caps a caller's long list.
+    const size = this.config.batchSize ?? EMBED_BATCH_LIMITS.maxItems;
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += size) {
       signal?.throwIfAborted();

@@ -7,7 +7,7 @@ import type { Logger } from '../../core/log.js';
 import { type SecretBox, secretBox } from '../../core/secrets.js';
 import { apiKeyContext, EmbeddingProfile, keyAddress, type ProfileConfig, type ProviderKind } from '../entities/embedding-profile.js';
 import { checkConventions, vectorFingerprint } from './conventions.js';
-import { DEFAULT_LOCAL_DIMENSIONS, DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent } from './local.js';
+import { checkDtype, DEFAULT_LOCAL_DIMENSIONS, DEFAULT_LOCAL_MODEL, LocalProvider, localModelPresent } from './local.js';
 import type { EmbeddingProvider } from './provider.js';
 import { RemoteProvider, type RemoteConfig } from './remote.js';
 
@@ -168,6 +168,7 @@ function checkConfig(input: ProfileInput & { model: string | null }, config: Rec
     throw new ValidationError('A local-transformers profile needs a model id or config.modelPath', 'INVALID_PROFILE');
   }
   checkConventions(input.provider, config);
+  checkDtype(input.provider, config);
 }
 
 /**
