@@ -361,6 +361,7 @@ const FAMILIES = [
   '/api/v2/context',
   '/api/v1/jobs',
   '/api/v1/settings',
+  '/api/v1/rerank-profiles',
   '/api/v1/fs',
   '/api/v1/schema',
   '/api/v1/ledger',
