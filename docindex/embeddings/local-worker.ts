@@ -2,19 +2,13 @@
  * Runs transformers.js in a worker thread: inference is CPU-bound and would otherwise stall the event loop of the
  * process that asked (the API when it embeds a query, a worker when it embeds snippets).
  */
-import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { env, type FeatureExtractionPipeline, mean_pooling, pipeline, type Tensor } from '@huggingface/transformers';
+import { type FeatureExtractionPipeline, mean_pooling, pipeline, type Tensor } from '@huggingface/transformers';
 import { type Dtype, localModelPresent, type LocalWorkerData, type LocalWorkerReply, type LocalWorkerRequest } from './local.js';
+import { useModelLocation } from './transformers-env.js';
 
 const data = workerData as LocalWorkerData;
-env.allowLocalModels = true;
-env.allowRemoteModels = data.allowDownloads;
-if (data.modelHost) env.remoteHost = data.modelHost;
-env.cacheDir = data.cacheDir;
-// A model folder given by path is loaded from there; a model id from the cache, where downloads land too.
-env.localModelPath = data.modelPath ? path.dirname(data.modelPath) : data.cacheDir;
-const modelId = data.modelPath ? path.basename(data.modelPath) : data.model;
+const modelId = useModelLocation(data);
 
 const open = (dtype: Dtype) =>
   pipeline('feature-extraction', modelId, {

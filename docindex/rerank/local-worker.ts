@@ -2,19 +2,13 @@
  * Runs a cross-encoder with transformers.js in a worker thread (docindex/rerank/local.ts): each (query, passage) pair
  * is tokenized together, cut to the model's length, and scored by the model's logits.
  */
-import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { AutoModelForSequenceClassification, AutoTokenizer, env, type PreTrainedModel, type PreTrainedTokenizer, type Tensor } from '@huggingface/transformers';
+import { AutoModelForSequenceClassification, AutoTokenizer, type PreTrainedModel, type PreTrainedTokenizer, type Tensor } from '@huggingface/transformers';
 import type { LocalRerankReply, LocalRerankRequest, LocalRerankWorkerData } from './local.js';
+import { useModelLocation } from '../embeddings/transformers-env.js';
 
 const data = workerData as LocalRerankWorkerData;
-env.allowLocalModels = true;
-env.allowRemoteModels = data.allowDownloads;
-if (data.modelHost) env.remoteHost = data.modelHost;
-env.cacheDir = data.cacheDir;
-// A model folder given by path is loaded from there; a model id from the cache, where downloads land too.
-env.localModelPath = data.modelPath ? path.dirname(data.modelPath) : data.cacheDir;
-const modelId = data.modelPath ? path.basename(data.modelPath) : data.model;
+const modelId = useModelLocation(data);
 
 /** BERT-style position tables stop at 512; a tokenizer that names no limit is cut there. */
 const FALLBACK_MAX_LENGTH = 512;
