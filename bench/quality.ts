@@ -188,6 +188,7 @@ export async function quality(): Promise<void> {
     // The site phase's documentation site is on 127.0.0.1, which the outbound guard refuses unless allowed.
     OUTBOUND_ALLOW: '127.0.0.1',
     ...(process.env.SEARCH_RANK_CANDIDATES && { SEARCH_RANK_CANDIDATES: process.env.SEARCH_RANK_CANDIDATES }),
+    ...(process.env.SEARCH_KEYWORD_CACHE_MB && { SEARCH_KEYWORD_CACHE_MB: process.env.SEARCH_KEYWORD_CACHE_MB }),
     ...(process.env.TEMPORAL_CLI && { TEMPORAL_CLI: process.env.TEMPORAL_CLI }),
   });
   const packages = [...new Map(list.flatMap((c) => c.packages).map((p) => [p.name, p])).values()];

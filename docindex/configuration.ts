@@ -75,6 +75,7 @@ export interface DocIndexConfig {
   /** Semantic search: the most memory the in-process vector matrices may take (SEARCH_VECTOR_CACHE_MB). */
   searchVectorCacheBytes: number;
   /** Semantic search: threads that scan vectors (SEARCH_THREADS; 0 = on the event loop). */
+  searchKeywordCacheBytes: number;
   searchThreads: number;
   /** Keyword search: the most matches a query reads, shared between its terms (SEARCH_RANK_CANDIDATES); see docindex/search/keyword.ts. */
   searchRankCandidates: number;
@@ -159,6 +160,12 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, Nested> & {
   searchVectorCacheBytes: {
     variable: 'SEARCH_VECTOR_CACHE_MB', section: 'search', parse: refine(int(1, 1_048_576), (mb) => mb * MB), default: '512',
     meaning: "memory (MB) for semantic search's in-process vector matrices (least recently used dropped)",
+  },
+  searchKeywordCacheBytes: {
+    variable: 'SEARCH_KEYWORD_CACHE_MB', section: 'search', parse: refine(int(0, 1_048_576), (mb) => mb * MB), default: '256',
+    meaning:
+      "memory (MB) for keyword search's in-process indexes (least recently used dropped): a library's index is built in the background on its " +
+      'first keyword query and answers from then on, the SQL ranking answering meanwhile; `0` always ranks in SQL (docs/ranking.md)',
   },
   searchThreads: {
     variable: 'SEARCH_THREADS', section: 'search', parse: int(0, 64),

@@ -261,10 +261,13 @@ export function createProvider(profile: Pick<EmbeddingProfile, 'id' | 'provider'
  */
 const live = new Map<string, EmbeddingProvider | null>();
 export async function activeEmbeddingProvider(em: EntityManager, config: Config): Promise<EmbeddingProvider | null> {
-  const profile = await activeProfile(em);
-  if (!profile) return null;
-  const key = `${profile.id}@${profile.updatedAt.toISOString()}`;
+  // Every semantic query asks: one indexed row's id and stamp, and the whole entity only when the profile changed.
+  const [active] = (await em.execute(`select id, updated_at::text as stamp from embedding_profile where is_default and enabled`)) as { id: string; stamp: string }[];
+  if (!active) return null;
+  const key = `${active.id}@${active.stamp}`;
   if (!live.has(key)) {
+    const profile = await activeProfile(em);
+    if (!profile) return null;
     for (const [k, p] of live) {
       if (k.startsWith(`${profile.id}@`)) {
         void p?.close();

@@ -33,14 +33,14 @@ export interface KeywordOptions {
  * Field weights for ts_rank, `{D, C, B, A}`: a title occurrence counts three content occurrences, a breadcrumb two,
  * a split identifier half of one. BM25's saturation (below) then keeps a title match from outweighing rarer terms.
  */
-const WEIGHTS = '{0.15, 0.3333, 0.6667, 1.0}';
+export const WEIGHTS = '{0.15, 0.3333, 0.6667, 1.0}';
 /** ts_rank of one occurrence of weight w is w / 1.645 (the sum of 1/i^2); this makes one content occurrence 1. */
-const UNIT = 1.64493406685 / 0.3333;
+export const UNIT = 1.64493406685 / 0.3333;
 /** BM25's term-frequency saturation and length normalisation. */
-const K1 = 1.2;
-const B = 0.75;
+export const K1 = 1.2;
+export const B = 0.75;
 /** A snippet's usual number of distinct lexemes (stems and split identifiers included), the length norm's 1. */
-const AVERAGE_LEXEMES = 64;
+export const AVERAGE_LEXEMES = 64;
 
 /**
  * A lexeme held by fewer snippets of a scope than this has no `search_term` row: such a word is rare, read and
@@ -50,7 +50,7 @@ const AVERAGE_LEXEMES = 64;
 export const MIN_TERM_SNIPPETS = 20;
 
 /** The scope's rows of a table (`alias`: snippet `s` or search_term `t`). */
-function inScope(scope: Scope, alias = 's'): Sql {
+export function inScope(scope: Scope, alias = 's'): Sql {
   const a = raw(alias);
   return scope.versionId === null
     ? sql`${a}.repository_id = ${scope.repositoryId} and ${a}.version_id is null`
@@ -105,7 +105,7 @@ async function termFrequencies(em: EntityManager, scope: Scope, terms: string[])
  * One term as a tsquery: any of its forms may match (`phraseto_tsquery` of a stop word is empty, and `||` with an
  * empty query is the other side).
  */
-const tsquery = (forms: TermForm[]): Sql => sql`(${join(forms.map((f) => sql`phraseto_tsquery(${raw(`'${f.config}'`)}, ${f.text})`), ' || ')})`;
+export const tsquery = (forms: TermForm[]): Sql => sql`(${join(forms.map((f) => sql`phraseto_tsquery(${raw(`'${f.config}'`)}, ${f.text})`), ' || ')})`;
 
 /** `q`: each included term's tsquery as `t<i>`, and any excluded term's as `x`. */
 function queries(plan: KeywordPlan): Sql {

@@ -7,6 +7,9 @@ import { embedQuery } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
+import { KeywordIndex, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
+import { ScopeCache } from './scope-cache.js';
+import { UnsupportedQueryError } from './tsquery.js';
 import { ScanPool } from './scan-pool.js';
 import { timed, timedSync, type Timings } from './timings.js';
 import { loadMatrix, type Matrix, MatrixTooLargeError, topK, VectorCache } from './vectors.js';
@@ -54,6 +57,7 @@ export interface SearchDeps {
 }
 
 let cache: VectorCache | undefined;
+let keywordIndexes: ScopeCache<KeywordIndex> | undefined;
 let pool: ScanPool | undefined;
 /** The process's vector cache and scan threads (one each per API or MCP process). */
 export function vectorCache(config: Config): VectorCache {
@@ -65,9 +69,54 @@ function scanPool(config: Config): ScanPool | undefined {
   return pool;
 }
 
-/** Drops the cached vectors and stops the scan threads (at shutdown). */
+/** How long a scope whose keyword index failed to load is ranked in SQL before the index is tried again. */
+const KEYWORD_INDEX_RETRY_MS = 60_000;
+const keywordIndexFailures = new Map<string, number>();
+
+/**
+ * The scope's keyword index if it is loaded; otherwise undefined, and its load started in the background (with a
+ * fresh EntityManager: the request's may be done by then), so the SQL ranking answers until it is ready.
+ */
+export function keywordIndex(deps: SearchDeps, em: EntityManager, scope: Scope, stamp: string): KeywordIndex | undefined {
+  if (deps.config.searchKeywordCacheBytes <= 0) return undefined;
+  keywordIndexes ??= new ScopeCache(deps.config.searchKeywordCacheBytes);
+  const key = `${scope.repositoryId}|${scope.versionId ?? ''}|${stamp}`;
+  const ready = keywordIndexes.peek(key);
+  if (ready || keywordIndexes.isLoading(key) || Date.now() - (keywordIndexFailures.get(key) ?? 0) < KEYWORD_INDEX_RETRY_MS) return ready;
+  const loaded = keywordIndexes.get(key, () => loadKeywordIndex(em.fork(), scope));
+  loaded.then(
+    (index) => {
+      keywordIndexFailures.delete(key);
+      // Too big for the cache: not kept, so not loaded again and again either.
+      if (index.bytes > deps.config.searchKeywordCacheBytes) keywordIndexFailures.set(key, Date.now());
+    },
+    (err: Error) => {
+      keywordIndexFailures.set(key, Date.now());
+      deps.log.warn('could not load the keyword index; ranking in SQL', { library: scope.repositoryId, error: err.message });
+    },
+  );
+  return undefined;
+}
+
+/** Keyword search in a scope: from its in-process index when that is loaded, else by the SQL ranking. */
+async function keywordRanked(deps: SearchDeps, em: EntityManager, req: SearchRequest, limit: number): Promise<Ranked[]> {
+  const index = keywordIndex(deps, em, req.scope, req.stamp);
+  if (index) {
+    try {
+      return await searchKeywordIndex(em, index, req.query, limit);
+    } catch (err) {
+      if (!(err instanceof UnsupportedQueryError)) throw err;
+    }
+  }
+  return keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
+}
+
+/** Drops the cached vectors and keyword indexes and stops the scan threads (at shutdown). */
 export async function closeSearch(): Promise<void> {
   cache?.clear();
+  keywordIndexes?.clear();
+  keywordIndexes = undefined;
+  keywordIndexFailures.clear();
   await pool?.close();
   cache = undefined;
   pool = undefined;
@@ -105,7 +154,7 @@ export async function search(deps: SearchDeps, em: EntityManager, req: SearchReq
  * answers by keyword with mode `keyword_fallback`.
  */
 export async function rankScope(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<Omit<SearchResult, 'reranked'>> {
-  const keyword = (limit: number) => timed(req.timings, 'keyword', () => keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates }));
+  const keyword = (limit: number) => timed(req.timings, 'keyword', () => keywordRanked(deps, em, req, limit));
   if (req.mode === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
   const provider = await timed(req.timings, 'profile', () => activeEmbeddingProvider(em, deps.config));
   const wanted = req.mode === 'auto' ? (provider ? 'hybrid' : 'keyword') : req.mode;
