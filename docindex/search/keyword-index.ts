@@ -1,10 +1,11 @@
+import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { join, raw, sql } from '../../db/sql.js';
 import { EVIDENCE_POOL, withPageEvidence, type Candidate } from './evidence.js';
-import { B, K1, AVERAGE_LEXEMES, inScope, tsquery, UNIT, WEIGHTS, type Ranked, type Scope } from './keyword.js';
+import { AVERAGE_LEXEMES, B, K1, tsquery, UNIT, WEIGHTS, type Ranked, type Scope } from './keyword.js';
 import { parseQuery, termForms } from './keyword-plan.js';
 import type { Cached } from './scope-cache.js';
-import { matches, operands, parseTsQuery, tsRank, type TsQuery } from './tsquery.js';
+import { matches, operands, orContribution, parseTsQuery, tsRank, UnsupportedQueryError, type Lexemes, type TsQuery } from './tsquery.js';
 
 /**
  * Keyword search in the API process (docs/ranking.md, "Keyword index in memory"): a scope's `search_vector`s read
@@ -16,44 +17,47 @@ import { matches, operands, parseTsQuery, tsRank, type TsQuery } from './tsquery
 
 const WEIGHT_VALUES = WEIGHTS.slice(1, -1).split(',').map((w) => Math.fround(Number(w)));
 
-/** One lexeme's postings: the snippets holding it (ascending), and each one's positions at `starts[k]..starts[k+1]`. */
-interface Postings {
-  docs: Int32Array;
-  starts: Int32Array;
-  positions: Uint16Array;
-}
-
 /** Reads `tsvector_out`'s text (`'lexeme':1A,5 'it''s':3`), calling `each` with every lexeme and its positions. */
 export function parseTsVector(text: string, each: (lexeme: string, positions: number[]) => void): void {
   let i = 0;
   const n = text.length;
+  const escaped = text.includes('\\');
   while (i < n) {
-    while (text[i] === ' ') i++;
-    if (i >= n) break;
-    if (text[i] !== "'") throw new Error(`unexpected ${JSON.stringify(text[i])} at ${i} in a tsvector`);
-    let lexeme = '';
-    for (i++; i < n; i++) {
-      const c = text[i]!;
-      if (c === "'" && text[i + 1] === "'") lexeme += text[++i];
-      else if (c === '\\' && i + 1 < n) lexeme += text[++i];
-      else if (c === "'") break;
-      else lexeme += c;
+    if (text.charCodeAt(i) === 32) {
+      i++;
+      continue;
     }
-    i++;
+    if (text[i] !== "'") throw new Error(`unexpected ${JSON.stringify(text[i])} at ${i} in a tsvector`);
+    // A lexeme is quoted; a quote in it is doubled and a backslash escaped.
+    let end = text.indexOf("'", i + 1);
+    let lexeme: string;
+    if (end > 0 && text[end + 1] !== "'" && !escaped) {
+      lexeme = text.slice(i + 1, end);
+    } else {
+      lexeme = '';
+      for (end = i + 1; end < n; end++) {
+        const c = text[end]!;
+        if (c === "'" && text[end + 1] === "'") lexeme += text[++end];
+        else if (c === '\\' && end + 1 < n) lexeme += text[++end];
+        else if (c === "'") break;
+        else lexeme += c;
+      }
+    }
+    i = end + 1;
     const positions: number[] = [];
     if (text[i] === ':') {
       i++;
       for (;;) {
         let p = 0;
-        while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) p = p * 10 + text.charCodeAt(i++) - 48;
+        for (let c = text.charCodeAt(i); c >= 48 && c <= 57; c = text.charCodeAt(++i)) p = p * 10 + c - 48;
         // Weights: A = 3 .. D = 0 (D is not printed).
-        const letter = text[i];
+        const c = text.charCodeAt(i);
         let weight = 0;
-        if (letter === 'A' || letter === 'B' || letter === 'C') {
-          weight = 3 - (letter.charCodeAt(0) - 65);
+        if (c >= 65 && c <= 67) {
+          weight = 3 - (c - 65);
           i++;
         }
-        positions.push((Math.min(p, 0x3fff) | (weight << 14)) >>> 0);
+        positions.push(Math.min(p, 0x3fff) | (weight << 14));
         if (text[i] !== ',') break;
         i++;
       }
@@ -62,80 +66,248 @@ export function parseTsVector(text: string, each: (lexeme: string, positions: nu
   }
 }
 
+/** A growable typed array. */
+class Growing<T extends Int32Array | Uint16Array> {
+  length = 0;
+  constructor(
+    public data: T,
+    private readonly make: (n: number) => T,
+  ) {}
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const bigger = this.make(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    this.data[this.length++] = v;
+  }
+}
+
+/** Builds an index from rows read in any order; `finish` lays the postings out lexeme by lexeme. */
+class IndexBuilder {
+  readonly ids: string[] = [];
+  readonly documents: string[] = [];
+  readonly lengths = new Growing(new Int32Array(1024), (n) => new Int32Array(n));
+  private readonly lexemes = new Map<string, number>();
+  // Per posting, in row order: its lexeme, its snippet, and where its positions start in `positions`.
+  private readonly list = new Growing(new Int32Array(4096), (n) => new Int32Array(n));
+  private readonly doc = new Growing(new Int32Array(4096), (n) => new Int32Array(n));
+  private readonly from = new Growing(new Int32Array(4096), (n) => new Int32Array(n));
+  private readonly positions = new Growing(new Uint16Array(8192), (n) => new Uint16Array(n));
+
+  /** Adds one snippet; parses `tsvector_out`'s text as parseTsVector does, straight into the postings. */
+  add(id: string, documentId: string, text: string): void {
+    const d = this.ids.length;
+    this.ids.push(id);
+    this.documents.push(documentId);
+    let count = 0;
+    const n = text.length;
+    const escaped = text.includes('\\');
+    let i = 0;
+    while (i < n) {
+      if (text.charCodeAt(i) === 32) {
+        i++;
+        continue;
+      }
+      const end = text.indexOf("'", i + 1);
+      let lexeme: string;
+      if (end > 0 && text.charCodeAt(end + 1) !== 39 && !escaped) {
+        lexeme = text.slice(i + 1, end);
+        i = end + 1;
+      } else {
+        // Escapes: the slow path, once for the whole rest of the text.
+        let rest = 0;
+        parseTsVector(text.slice(i), (l, positions) => {
+          this.posting(l, d, positions);
+          rest++;
+        });
+        count += rest;
+        break;
+      }
+      count++;
+      this.list.push(this.lexemeNumber(lexeme));
+      this.doc.push(d);
+      this.from.push(this.positions.length);
+      if (text.charCodeAt(i) === 58) {
+        i++;
+        for (;;) {
+          let p = 0;
+          let c = text.charCodeAt(i);
+          for (; c >= 48 && c <= 57; c = text.charCodeAt(++i)) p = p * 10 + c - 48;
+          let weight = 0;
+          if (c >= 65 && c <= 67) {
+            weight = 3 - (c - 65);
+            c = text.charCodeAt(++i);
+          }
+          this.positions.push(Math.min(p, 0x3fff) | (weight << 14));
+          if (c !== 44) break;
+          i++;
+        }
+      }
+    }
+    this.lengths.push(count);
+  }
+
+  private lexemeNumber(lexeme: string): number {
+    let l = this.lexemes.get(lexeme);
+    if (l === undefined) this.lexemes.set(lexeme, (l = this.lexemes.size));
+    return l;
+  }
+
+  private posting(lexeme: string, d: number, positions: number[]): void {
+    this.list.push(this.lexemeNumber(lexeme));
+    this.doc.push(d);
+    this.from.push(this.positions.length);
+    for (const p of positions) this.positions.push(p);
+  }
+
+  finish(): KeywordIndex {
+    const postings = this.list.length;
+    const lists = this.lexemes.size;
+    // Counting sort by lexeme: row order is kept within each lexeme, so its snippets stay ascending.
+    const starts = new Int32Array(lists + 1);
+    for (let k = 0; k < postings; k++) starts[this.list.data[k]! + 1]!++;
+    for (let l = 0; l < lists; l++) starts[l + 1]! += starts[l]!;
+    const at = starts.slice(0, lists);
+    const order = new Int32Array(postings);
+    for (let k = 0; k < postings; k++) order[at[this.list.data[k]!]!++] = k;
+    const docs = new Int32Array(postings);
+    const positionStarts = new Int32Array(postings + 1);
+    const positions = new Uint16Array(this.positions.length);
+    let p = 0;
+    for (let j = 0; j < postings; j++) {
+      const k = order[j]!;
+      docs[j] = this.doc.data[k]!;
+      positionStarts[j] = p;
+      const end = k + 1 < postings ? this.from.data[k + 1]! : this.positions.length;
+      for (let q = this.from.data[k]!; q < end; q++) positions[p++] = this.positions.data[q]!;
+    }
+    positionStarts[postings] = p;
+    return new KeywordIndex(this.ids, this.documents, this.lengths.data.slice(0, this.lengths.length), this.lexemes, starts, docs, positionStarts, positions);
+  }
+}
+
+/** A term's matches: each matching snippet and its `ts_rank * UNIT` (keyword.ts's `f<i>`). */
+interface TermMatches {
+  docs: Int32Array;
+  tf: Float64Array;
+}
+
+/** Orders candidates as the SQL does: score descending, then snippet id. */
+const before = (a: { score: number; id: string }, b: { score: number; id: string }) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
 export class KeywordIndex implements Cached {
   readonly bytes: number;
-  private readonly postings = new Map<string, Postings>();
 
-  /** Rows in snippet id order: each snippet's id, its document, and its `search_vector` as text. */
   constructor(
     readonly ids: string[],
     private readonly documents: string[],
-    vectors: (i: number) => string,
+    private readonly lengths: Int32Array,
+    private readonly lexemes: Map<string, number>,
+    /** Lexeme l's postings are `starts[l]..starts[l + 1]`. */
+    private readonly starts: Int32Array,
+    /** Each posting's snippet (ascending within a lexeme). */
+    private readonly docs: Int32Array,
+    /** Each posting's positions are `positionStarts[k]..positionStarts[k + 1]` of `positions`. */
+    private readonly positionStarts: Int32Array,
+    private readonly positions: Uint16Array,
   ) {
-    const building = new Map<string, { docs: number[]; starts: number[]; positions: number[] }>();
-    this.lengths = new Int32Array(ids.length);
-    let stored = 0;
-    for (let d = 0; d < ids.length; d++) {
-      let lexemes = 0;
-      parseTsVector(vectors(d), (lexeme, positions) => {
-        lexemes++;
-        let b = building.get(lexeme);
-        if (!b) building.set(lexeme, (b = { docs: [], starts: [], positions: [] }));
-        b.docs.push(d);
-        b.starts.push(b.positions.length);
-        for (const p of positions) b.positions.push(p);
-        stored += positions.length;
-      });
-      this.lengths[d] = lexemes;
-    }
     let keys = 0;
-    for (const [lexeme, b] of building) {
-      b.starts.push(b.positions.length);
-      this.postings.set(lexeme, { docs: Int32Array.from(b.docs), starts: Int32Array.from(b.starts), positions: Uint16Array.from(b.positions) });
-      keys += 2 * lexeme.length + 120;
-    }
-    let postings = 0;
-    for (const p of this.postings.values()) postings += p.docs.length;
-    this.bytes = postings * 8 + stored * 2 + keys + ids.length * 80;
+    for (const lexeme of lexemes.keys()) keys += 2 * lexeme.length + 80;
+    this.bytes = starts.byteLength + docs.byteLength + positionStarts.byteLength + positions.byteLength + lengths.byteLength + keys + ids.length * 100;
   }
-
-  private readonly lengths: Int32Array;
 
   get size(): number {
     return this.ids.length;
   }
 
-  /**
-   * Each matching snippet's `ts_rank * UNIT` for one term (keyword.ts's `f<i>`), by snippet: the union of its
-   * operands' postings, each snippet matched and ranked on its own lexemes.
-   */
-  private termFrequencies(q: TsQuery): Map<number, number> {
-    const items = operands(q);
-    const lists = items.map((lexeme) => ({ lexeme, postings: this.postings.get(lexeme), at: 0 }));
-    const docs = new Set<number>();
-    for (const l of lists) if (l.postings) for (const d of l.postings.docs) docs.add(d);
-    const out = new Map<number, number>();
-    const order = [...docs].sort((a, b) => a - b);
-    const current = new Map<string, Uint16Array>();
-    for (const d of order) {
-      current.clear();
-      for (const l of lists) {
-        const p = l.postings;
-        if (!p) continue;
-        while (l.at < p.docs.length && p.docs[l.at]! < d) l.at++;
-        if (l.at < p.docs.length && p.docs[l.at] === d) current.set(l.lexeme, p.positions.subarray(p.starts[l.at]!, p.starts[l.at + 1]!));
-      }
-      const lexemes = (lexeme: string) => current.get(lexeme);
-      if (matches(q, lexemes)) out.set(d, tsRank(WEIGHT_VALUES, q, lexemes, items) * UNIT);
-    }
-    return out;
+  private postings(lexeme: string): [number, number] | undefined {
+    const l = this.lexemes.get(lexeme);
+    return l === undefined ? undefined : [this.starts[l]!, this.starts[l + 1]!];
   }
 
-  /** Snippets matching any of `queries`. */
-  private matching(queries: TsQuery[]): Set<number> {
-    const out = new Set<number>();
-    for (const q of queries) for (const d of this.termFrequencies(q).keys()) out.add(d);
-    return out;
+  private positionsAt(k: number): Uint16Array {
+    return this.positions.subarray(this.positionStarts[k]!, this.positionStarts[k + 1]!);
+  }
+
+  /** The posting of `lexeme` for snippet `d` (binary search), or -1. */
+  private find(range: [number, number], d: number): number {
+    let lo = range[0];
+    let hi = range[1];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.docs[mid]! < d) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < range[1] && this.docs[lo] === d ? lo : -1;
+  }
+
+  /**
+   * One term's matches. A query of lexemes joined by `|` (a word and its stem, the usual term) is ranked straight
+   * from the postings, each snippet's sum built in ts_rank's order; any other (a phrase) is matched and ranked
+   * snippet by snippet over the snippets holding one of its words.
+   */
+  private termMatches(q: TsQuery): TermMatches {
+    const items = operands(q);
+    const ranges = items.map((lexeme) => this.postings(lexeme));
+    if (isDisjunction(q)) {
+      const sums = new Float32Array(this.ids.length);
+      const seen = new Uint8Array(this.ids.length);
+      let touched = new Int32Array(64);
+      let count = 0;
+      for (const range of ranges) {
+        if (!range) continue;
+        for (let k = range[0]; k < range[1]; k++) {
+          const d = this.docs[k]!;
+          if (!seen[d]) {
+            seen[d] = 1;
+            if (count === touched.length) {
+              const bigger = new Int32Array(count * 2);
+              bigger.set(touched);
+              touched = bigger;
+            }
+            touched[count++] = d;
+          }
+          // A float32 store rounds as ts_rank's float sum does.
+          sums[d] = sums[d]! + orContribution(WEIGHT_VALUES, this.positions, this.positionStarts[k]!, this.positionStarts[k + 1]!);
+        }
+      }
+      const docs = touched.slice(0, count).sort();
+      const tf = new Float64Array(count);
+      for (let i = 0; i < count; i++) tf[i] = Math.fround(sums[docs[i]!]! / items.length) * UNIT;
+      return { docs, tf };
+    }
+    const lexemesOf = (d: number) => (lexeme: string) => {
+      const i = items.indexOf(lexeme);
+      const range = i < 0 ? undefined : ranges[i];
+      const k = range ? this.find(range, d) : -1;
+      return k < 0 ? undefined : this.positionsAt(k);
+    };
+    const docs = this.matching(q, lexemesOf);
+    const tf = new Float64Array(docs.length);
+    for (let i = 0; i < docs.length; i++) tf[i] = tsRank(WEIGHT_VALUES, q, lexemesOf(docs[i]!), items) * UNIT;
+    return { docs, tf };
+  }
+
+  /**
+   * The snippets matching `q`, ascending: a lexeme's postings, their union for `|`, their intersection for `&`, and
+   * for a phrase the intersection of its words' postings checked position by position.
+   */
+  private matching(q: TsQuery, lexemesOf: (d: number) => Lexemes): Int32Array {
+    switch (q.op) {
+      case 'lexeme': {
+        const range = this.postings(q.lexeme);
+        return range ? this.docs.subarray(range[0], range[1]) : new Int32Array(0);
+      }
+      case 'or':
+        return union(this.matching(q.left, lexemesOf), this.matching(q.right, lexemesOf));
+      case 'and':
+        return intersection(this.matching(q.left, lexemesOf), this.matching(q.right, lexemesOf));
+      case 'phrase':
+        return intersection(this.matching(q.left, lexemesOf), this.matching(q.right, lexemesOf)).filter((d) => matches(q, lexemesOf(d)));
+      case 'not':
+        throw new UnsupportedQueryError('a negation');
+    }
   }
 
   /**
@@ -143,44 +315,152 @@ export class KeywordIndex implements Cached {
    * lexemes, which matches nothing), `exclude` the excluded ones'. The best `pool` candidates, best first.
    */
   rank(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Candidate[] {
-    const n = Math.max(1, this.ids.length);
-    const excluded = this.matching(exclude);
+    const n = this.ids.length;
+    const excluded = new Uint8Array(n);
+    for (const q of exclude) for (const d of this.termMatches(q).docs) excluded[d] = 1;
+    const perTerm = terms.map((q) => (q ? this.termMatches(q) : { docs: new Int32Array(0), tf: new Float64Array(0) }));
     // As in the SQL, a term's df counts the snippets it is read in: excluded ones are not.
-    const perTerm = terms.map((q) => {
-      const m = q ? this.termFrequencies(q) : new Map<number, number>();
-      for (const d of excluded) m.delete(d);
-      return m;
+    const idf = perTerm.map((m) => {
+      let df = 0;
+      for (const d of m.docs) if (!excluded[d]) df++;
+      return Math.log(1 + (Math.max(Math.max(1, n) - df, 0) + 0.5) / (df + 0.5));
     });
-    const idf = perTerm.map((m) => Math.log(1 + (Math.max(n - m.size, 0) + 0.5) / (m.size + 0.5)));
-    const candidates = new Set<number>();
-    for (const m of perTerm) for (const d of m.keys()) candidates.add(d);
-    const scored: Candidate[] = [];
-    for (const d of candidates) {
-      const norm = 1 - B + (B * this.lengths[d]!) / AVERAGE_LEXEMES;
-      const scores = perTerm.map((m, t) => {
-        const tf = m.get(d) ?? 0;
-        return tf ? (idf[t]! * tf * (K1 + 1)) / (tf + K1 * norm) : 0;
-      });
-      scored.push({ id: this.ids[d]!, documentId: this.documents[d]!, terms: scores, score: scores.reduce((a, b) => a + b, 0) });
+    const scores = new Float64Array(n);
+    const seen = new Uint8Array(n);
+    const candidates = new Int32Array(perTerm.reduce((sum, m) => sum + m.docs.length, 0));
+    let count = 0;
+    for (let t = 0; t < perTerm.length; t++) {
+      const { docs, tf } = perTerm[t]!;
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        if (excluded[d]) continue;
+        if (!seen[d]) {
+          seen[d] = 1;
+          candidates[count++] = d;
+        }
+        scores[d]! += this.termScore(idf[t]!, tf[i]!, d);
+      }
     }
-    scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return scored.slice(0, pool);
+    // The best `pool` by score then id: a bounded selection, since a common word matches tens of thousands.
+    const best = topBy(candidates.subarray(0, count), pool, scores, this.ids);
+    return best.map((d) => {
+      const termScores = perTerm.map((m, t) => {
+        const i = indexOf(m.docs, d);
+        return i < 0 ? 0 : this.termScore(idf[t]!, m.tf[i]!, d);
+      });
+      return { id: this.ids[d]!, documentId: this.documents[d]!, terms: termScores, score: termScores.reduce((a, b) => a + b, 0) };
+    });
+  }
+
+  private termScore(idf: number, tf: number, d: number): number {
+    const norm = 1 - B + (B * this.lengths[d]!) / AVERAGE_LEXEMES;
+    return (idf * tf * (K1 + 1)) / (tf + K1 * norm);
   }
 
   dispose(): void {
-    this.postings.clear();
+    this.lexemes.clear();
   }
 }
 
-/** Reads a scope's snippets' lexemes into an index. */
+/** A query of lexemes joined by `|` only. */
+function isDisjunction(q: TsQuery): boolean {
+  return q.op === 'lexeme' || (q.op === 'or' && isDisjunction(q.left) && isDisjunction(q.right));
+}
+
+function union(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let n = 0;
+  while (i < a.length || j < b.length) {
+    const x = i < a.length ? a[i]! : Infinity;
+    const y = j < b.length ? b[j]! : Infinity;
+    out[n++] = x <= y ? x : y;
+    if (x <= y) i++;
+    if (y <= x) j++;
+  }
+  return out.subarray(0, n);
+}
+
+function intersection(a: Int32Array, b: Int32Array): Int32Array {
+  if (a.length > b.length) [a, b] = [b, a];
+  const out = new Int32Array(a.length);
+  let n = 0;
+  for (const d of a) if (indexOf(b, d) >= 0) out[n++] = d;
+  return out.subarray(0, n);
+}
+
+/** Position of `d` in an ascending array, or -1. */
+function indexOf(sorted: Int32Array, d: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < d) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length && sorted[lo] === d ? lo : -1;
+}
+
+/** The `limit` best of `items` by score descending, then id, best first, without sorting them all. */
+function topBy(items: Int32Array, limit: number, scores: Float64Array, ids: string[]): number[] {
+  // The limit-th best score, through a min-heap of the best scores seen; then an exact order among those at or above it.
+  const heap = new Float64Array(limit);
+  let size = 0;
+  for (let i = 0; i < items.length; i++) {
+    const s = scores[items[i]!]!;
+    if (size < limit) {
+      let c = size++;
+      for (let p = (c - 1) >> 1; c > 0 && heap[p]! > s; c = p, p = (c - 1) >> 1) heap[c] = heap[p]!;
+      heap[c] = s;
+    } else if (s > heap[0]!) {
+      let c = 0;
+      for (;;) {
+        const l = 2 * c + 1;
+        if (l >= limit) break;
+        const m = l + 1 < limit && heap[l + 1]! < heap[l]! ? l + 1 : l;
+        if (heap[m]! >= s) break;
+        heap[c] = heap[m]!;
+        c = m;
+      }
+      heap[c] = s;
+    }
+  }
+  const threshold = size < limit ? -Infinity : heap[0]!;
+  const chosen: { d: number; score: number; id: string }[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const d = items[i]!;
+    if (scores[d]! >= threshold) chosen.push({ d, score: scores[d]!, id: ids[d]! });
+  }
+  return chosen
+    .sort(before)
+    .slice(0, limit)
+    .map((x) => x.d);
+}
+
+/** Rows read per round trip while an index loads; the event loop runs between them. */
+const LOAD_PAGE = 1000;
+
+/** Reads a scope's snippets' lexemes into an index, a page at a time through a cursor. */
 export async function loadKeywordIndex(em: EntityManager, scope: Scope): Promise<KeywordIndex> {
-  const q = sql`select s.id, s.document_id, s.search_vector::text as v from snippet s where ${inScope(scope)} order by s.id collate "C"`;
-  const rows: { id: string; document_id: string; v: string | null }[] = await em.execute(q.text, [...q.params]);
-  return new KeywordIndex(
-    rows.map((r) => r.id),
-    rows.map((r) => r.document_id),
-    (i) => rows[i]!.v ?? '',
-  );
+  const builder = new IndexBuilder();
+  await em.transactional(async (tx) => {
+    // A cursor's query cannot take parameters: PostgreSQL quotes the scope into it (format's %L).
+    const select = 'declare keyword_index no scroll cursor for select s.id, s.document_id, s.search_vector::text as v from snippet s where s.repository_id = %L and ';
+    const text =
+      scope.versionId === null
+        ? sql`select format(${select + 's.version_id is null'}, ${scope.repositoryId}::text) as q`
+        : sql`select format(${select + 's.version_id = %L'}, ${scope.repositoryId}::text, ${scope.versionId}::text) as q`;
+    const [{ q }] = (await tx.execute(text.text, [...text.params])) as [{ q: string }];
+    await tx.execute(q);
+    for (;;) {
+      const rows = (await tx.execute(`fetch ${LOAD_PAGE} from keyword_index`)) as { id: string; document_id: string; v: string | null }[];
+      for (const r of rows) builder.add(r.id, r.document_id, r.v ?? '');
+      if (rows.length < LOAD_PAGE) break;
+      await yieldToEvents();
+    }
+  });
+  return builder.finish();
 }
 
 /** Term texts to their tsquery (a stemming of PostgreSQL's dictionaries, which do not change while it runs). */

@@ -7,7 +7,7 @@ import { embedQuery } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
-import { KeywordIndex, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
+import { type KeywordIndex, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
 import { ScopeCache } from './scope-cache.js';
 import { UnsupportedQueryError } from './tsquery.js';
 import { ScanPool } from './scan-pool.js';

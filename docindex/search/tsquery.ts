@@ -153,23 +153,30 @@ export function tsRank(weights: readonly number[], q: TsQuery, lexemes: Lexemes,
   return res < 0 ? f(1e-20) : res;
 }
 
+/**
+ * What one operand found in a snippet adds to calc_rank_or's sum (before the division by the number of operands):
+ * its positions' weights, the heaviest counted in full and each other by 1/i^2. Double precision, as C adds it.
+ */
+export function orContribution(w: readonly number[], post: Uint16Array, start = 0, end = post.length): number {
+  let resj = 0;
+  let wjm = -1;
+  let jm = 0;
+  for (let j = 0; j < end - start; j++) {
+    const wj = w[post[start + j]! >> 14]!;
+    resj = f(resj + f(wj / ((j + 1) * (j + 1))));
+    if (wj > wjm) {
+      wjm = wj;
+      jm = j;
+    }
+  }
+  return f(f(wjm + resj) - f(wjm / ((jm + 1) * (jm + 1)))) / 1.64493406685;
+}
+
 function rankOr(w: readonly number[], items: string[], lexemes: Lexemes): number {
   let res = 0;
   for (const item of items) {
     const post = lexemes(item);
-    if (!post) continue;
-    let resj = 0;
-    let wjm = -1;
-    let jm = 0;
-    for (let j = 0; j < post.length; j++) {
-      const wj = w[weightOf(post[j]!)]!;
-      resj = f(resj + f(wj / ((j + 1) * (j + 1))));
-      if (wj > wjm) {
-        wjm = wj;
-        jm = j;
-      }
-    }
-    res = f(res + f(f(wjm + resj) - f(wjm / ((jm + 1) * (jm + 1)))) / 1.64493406685);
+    if (post) res = f(res + orContribution(w, post));
   }
   return items.length ? f(res / items.length) : res;
 }

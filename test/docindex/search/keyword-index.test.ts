@@ -128,6 +128,11 @@ describe('the keyword index', () => {
       expect(fromIndex.map((r) => r.id), query).toEqual(fromSql.map((r) => r.id));
       fromIndex.forEach((r, i) => expect(r.score, `${query}: ${r.id}`).toBeCloseTo(fromSql[i]!.score, 9));
     }
+    // The bounded selection of the best few (a heap of scores) picks what a full sort does.
+    const terms = await termQueries(em, ['route', 'the', 'handler']);
+    const all = index.rank(terms, [], 100);
+    expect(all.length).toBeGreaterThan(2);
+    expect(index.rank(terms, [], 2)).toEqual(all.slice(0, 2));
     // Sanity: the queries are not all empty answers.
     expect((await searchKeywordIndex(em, index, 'onRequest hook lifecycle', 5))[0]!.id).toBe('a3');
   });
