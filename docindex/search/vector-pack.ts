@@ -13,8 +13,11 @@ import type { Scope } from './keyword.js';
  * a re-index, a profile change or an older run writing its pack late can only make a pack unusable, never stale.
  */
 
-/** Rows per chunk: 10,000 rows of 384 float32 are 15 MB (bench/README.md, "Context", for the measurements). */
-export const PACK_CHUNK_ROWS = 10_000;
+/**
+ * Rows per chunk: 2,500 rows of 384 float32 are 3.8 MB. Chunks are read in parallel; at 100k rows, 2,500 loaded faster
+ * than 10,000 and 25,000, which were slower than reading the rows (bench/README.md, "Context").
+ */
+export const PACK_CHUNK_ROWS = 2_500;
 
 /** What the pack holds, as `Matrix` takes it (vectors.ts). */
 export interface PackedVectors {

@@ -70,5 +70,7 @@ export async function warmScope(deps: Pick<WarmDeps, 'config' | 'orm'>, scope: S
   const target = scope.versionId ? await em.findOne(LibraryVersion, { id: scope.versionId }) : await em.findOne(Library, { id: scope.repositoryId });
   if (!target) return;
   const stamp = scopeStamp('indexedAt' in target ? target.indexedAt : target.lastIndexedAt);
-  await Promise.all([provider.prepare?.(), scopeMatrix(deps.config, em, scope, provider, stamp)]);
+  const [, matrix] = await Promise.all([provider.prepare?.(), scopeMatrix(deps.config, em, scope, provider, stamp)]);
+  // One scan, so the scan threads are started and hold the matrix's memory before the first query's.
+  if (matrix.ids.length) await matrix.top(new Float32Array(matrix.dims), 1);
 }
