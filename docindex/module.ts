@@ -6,6 +6,7 @@ import { EmbeddingProfile } from './entities/embedding-profile.js';
 import { RerankProfile } from './entities/rerank-profile.js';
 import { Library, LibraryVersion } from './entities/library.js';
 import { LibraryDocument, LibraryRules, SearchTerm, Setting, Snippet, SnippetEmbedding, StagedDocument } from './entities/snippet.js';
+import { VectorPack } from './entities/vector-pack.js';
 import { indexJobKind } from './kind.js';
 import { migrations } from './migrations/index.js';
 import { indexingPool } from './pool.js';
@@ -18,6 +19,7 @@ import { rerankProfileRoutes } from './routes/rerank-profiles.js';
 import { closeRerankers } from './rerank/providers.js';
 import { context7ErrorBody } from './search/context7.js';
 import { closeSearch } from './search/search.js';
+import { searchWarmup } from './search/warm.js';
 import { createRefreshActivities } from './refresh/activities.js';
 import { reconcileRefreshSchedules } from './refresh/schedules.js';
 import { sealPlainSecrets } from './secrets.js';
@@ -30,10 +32,11 @@ export const docIndexService: ServiceModule = {
   pools: [indexingPool],
   configuration: docIndexConfiguration,
   workflows: new URL('./workflow.ts', import.meta.url),
-  routes: [contextRoutes, libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes, rerankProfileRoutes],
+  // searchWarmup adds no route: it readies each API process for semantic search (docindex/search/warm.ts).
+  routes: [contextRoutes, libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes, rerankProfileRoutes, searchWarmup],
   // Context7's route family answers errors as `{error, message}`, auth failures included.
   errorFormats: [{ prefix: '/api/v2/', format: context7ErrorBody }],
-  entities: [Library, LibraryVersion, LibraryDocument, Snippet, SearchTerm, SnippetEmbedding, LibraryRules, StagedDocument, Setting, EmbeddingProfile, RerankProfile],
+  entities: [Library, LibraryVersion, LibraryDocument, Snippet, SearchTerm, SnippetEmbedding, VectorPack, LibraryRules, StagedDocument, Setting, EmbeddingProfile, RerankProfile],
   migrations,
   start: async ({ orm, config, log }) => {
     await sealPlainSecrets(orm, config, log);

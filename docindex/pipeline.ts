@@ -24,6 +24,7 @@ import { versionIdOf } from './ids.js';
 import { checkoutSource } from './sources/index.js';
 import { indexDetail, type IndexJobDetail } from './kind.js';
 import { refreshTermStatistics } from './search/keyword.js';
+import { writeVectorPack } from './search/vector-pack.js';
 
 export interface IndexInput {
   jobId: string;
@@ -646,7 +647,23 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
       await setStage(deps, input, { progress: 80 + Math.floor((15 * done) / Math.max(total, 1)), stageDetail: detail(done) }, { embedded: done });
     }
   }
+  await packVectors(deps, input, provider.profileId);
   return { embedded, provider: provider.model };
+}
+
+/**
+ * Packs the scope's vectors for the API's fast load (docindex/search/vector-pack.ts). Safe to repeat or race: a pack
+ * records the rows it holds and is only read while they are the scope's. Without one, search reads the rows, so a
+ * failure here is only logged.
+ */
+async function packVectors(deps: ActivityDeps, input: IndexStep, profileId: string): Promise<void> {
+  const t0 = performance.now();
+  try {
+    const { written } = await writeVectorPack(deps.orm.em.fork(), { repositoryId: input.repositoryId, versionId: input.versionId }, profileId);
+    deps.log.debug('vector pack', { repositoryId: input.repositoryId, versionId: input.versionId, written, ms: Math.round(performance.now() - t0) });
+  } catch (err) {
+    deps.log.warn('could not pack the vectors; search reads them row by row', { repositoryId: input.repositoryId, error: (err as Error).message });
+  }
 }
 
 /** Embeds one batch of snippets as passages and stores their vectors in one statement; returns how many. */

@@ -3,7 +3,7 @@ import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
 import { TEXT_ARRAY, textArray } from '../../db/sql.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
-import { embedQuery } from '../embeddings/provider.js';
+import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
@@ -36,7 +36,7 @@ export interface SearchRequest {
   /** 0 = keyword only, 1 = semantic only. */
   alpha: number;
   limit: number;
-  /** Changes whenever the scope is re-indexed (see vectors.ts). */
+  /** Changes whenever the scope is re-indexed (`scopeStamp`; see vectors.ts). */
   stamp: string;
   /** The query's vector, when the caller embeds it once for several scopes (docindex/search/multi-library.ts). */
   queryVector?: Promise<Float32Array>;
@@ -67,6 +67,23 @@ export function vectorCache(config: Config): VectorCache {
 function scanPool(config: Config): ScanPool | undefined {
   if (config.searchThreads > 0) pool ??= new ScanPool(config.searchThreads);
   return pool;
+}
+
+/**
+ * What `SearchRequest.stamp` is for a scope: when it was last indexed (a version's `indexedAt`, the default branch's
+ * `lastIndexedAt`), so a finished indexing job changes it.
+ */
+export function scopeStamp(indexedAt: Date | null | undefined): string {
+  return String(indexedAt?.getTime() ?? 0);
+}
+
+/**
+ * The scope's matrix under the provider's profile, from this process's cache or loaded into it: one key for searches
+ * and for the warm-up after indexing (warm.ts), so what the warm-up loads is what the next query finds.
+ */
+export function scopeMatrix(config: Config, em: EntityManager, scope: Scope, provider: Pick<EmbeddingProvider, 'profileId' | 'model'>, stamp: string): Promise<Matrix> {
+  const key = `${scope.repositoryId}|${scope.versionId ?? ''}|${provider.profileId}|${provider.model}|${stamp}`;
+  return vectorCache(config).get(key, () => loadMatrix(em, scope, provider.profileId, scanPool(config)));
 }
 
 /** How long a scope whose keyword index failed to load is ranked in SQL before the index is tried again. */
@@ -163,10 +180,9 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
   if (!provider) return fallback();
 
   const semanticRanked = async (depth: number): Promise<Ranked[] | undefined> => {
-    const key = `${req.scope.repositoryId}|${req.scope.versionId ?? ''}|${provider.profileId}|${provider.model}|${req.stamp}`;
     let matrix: Matrix;
     try {
-      matrix = await vectorCache(deps.config).get(key, () => loadMatrix(em, req.scope, provider.profileId, scanPool(deps.config)));
+      matrix = await scopeMatrix(deps.config, em, req.scope, provider, req.stamp);
     } catch (err) {
       if (!(err instanceof MatrixTooLargeError)) throw err;
       deps.log.warn('answering by keyword', { error: err.message });

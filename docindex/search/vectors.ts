@@ -3,6 +3,7 @@ import type { Ranked, Scope } from './keyword.js';
 import { layoutBytes, mergeTop, scanRange, type Layout, type Top } from './scan.js';
 import type { ScanPool } from './scan-pool.js';
 import { dotsKernel, LANES_PER_STEP, type Dots } from './simd.js';
+import { readVectorPack } from './vector-pack.js';
 
 /**
  * Semantic search: cosine similarity between the query's vector and every stored vector of one library scope
@@ -10,9 +11,10 @@ import { dotsKernel, LANES_PER_STEP, type Dots } from './simd.js';
  * embedded server), so each API process keeps a scope's vectors in memory as one Float32Array matrix of unit-length
  * rows (remote providers' vectors are normalised on load) and scans it per query.
  *
- * Entries are keyed by scope, profile and a stamp that changes whenever the scope is re-indexed (the library's
- * `lastIndexedAt` or the version's `indexedAt`, and the profile's `updatedAt`), so a finished indexing job makes the
- * next query load the new vectors. Memory is bounded: least recently used entries are evicted once the matrices
+ * Entries are keyed by scope, profile, model and a stamp that changes whenever the scope is re-indexed (the library's
+ * `lastIndexedAt` or the version's `indexedAt`: search.ts `scopeMatrix`), so a finished indexing job makes the next
+ * query load the new vectors; each API process loads them as soon as the job is done (warm.ts), from the pack the
+ * embed stage wrote (vector-pack.ts). Memory is bounded: least recently used entries are evicted once the matrices
  * together exceed `SEARCH_VECTOR_CACHE_MB` (a 100k-snippet library at 384 dimensions takes about 150 MB).
  */
 
@@ -140,8 +142,17 @@ export class VectorCache {
   }
 }
 
-/** Reads a scope's vectors of one profile (rows of another dimension than most are skipped), in snippet id order. */
-export async function loadMatrix(em: EntityManager, scope: Scope, profileId: string, pool?: ScanPool): Promise<Matrix> {
+/**
+ * Reads a scope's vectors of one profile (rows of another dimension than most are skipped), in snippet id order: from
+ * its pack when that is the scope's current one (vector-pack.ts), else row by row (`{ packed: false }` insists).
+ */
+export async function loadMatrix(em: EntityManager, scope: Scope, profileId: string, pool?: ScanPool, o: { packed?: boolean } = {}): Promise<Matrix> {
+  const pack = o.packed === false ? undefined : await readVectorPack(em, scope, profileId);
+  if (pack) return new Matrix(pack.ids, pack.dims, pack.row, pool, pack.pageOf);
+  return loadRows(em, scope, profileId, pool);
+}
+
+async function loadRows(em: EntityManager, scope: Scope, profileId: string, pool?: ScanPool): Promise<Matrix> {
   const params: unknown[] = [scope.repositoryId, profileId];
   let versionSql = 's.version_id is null';
   if (scope.versionId !== null) {
