@@ -19,7 +19,7 @@ import { rerankProfileRoutes } from './routes/rerank-profiles.js';
 import { closeRerankers } from './rerank/providers.js';
 import { context7ErrorBody } from './search/context7.js';
 import { closeSearch } from './search/search.js';
-import { searchWarmup } from './search/warm.js';
+import { startWarmup } from './search/warm.js';
 import { createRefreshActivities } from './refresh/activities.js';
 import { reconcileRefreshSchedules } from './refresh/schedules.js';
 import { sealPlainSecrets } from './secrets.js';
@@ -32,8 +32,9 @@ export const docIndexService: ServiceModule = {
   pools: [indexingPool],
   configuration: docIndexConfiguration,
   workflows: new URL('./workflow.ts', import.meta.url),
-  // searchWarmup adds no route: it readies each API process for semantic search (docindex/search/warm.ts).
-  routes: [contextRoutes, libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes, rerankProfileRoutes, searchWarmup],
+  routes: [contextRoutes, libraryRoutes, indexJobRoutes, indexSettingsRoutes, embeddingSettingsRoutes, rerankProfileRoutes],
+  // Each API process readies its search caches: the model at start, a library's indexes when it is indexed.
+  apiStarted: startWarmup,
   // Context7's route family answers errors as `{error, message}`, auth failures included.
   errorFormats: [{ prefix: '/api/v2/', format: context7ErrorBody }],
   entities: [Library, LibraryVersion, LibraryDocument, Snippet, SearchTerm, SnippetEmbedding, VectorPack, LibraryRules, StagedDocument, Setting, EmbeddingProfile, RerankProfile],

@@ -2,7 +2,7 @@ import type { EntityClass, EntitySchema, MigrationObject } from '@mikro-orm/core
 import type { Client } from '@temporalio/client';
 import type { ActivityDeps } from '../activities/deps.js';
 import type { SlotPoolSpec } from '../activities/slots.js';
-import type { RouteFactory } from '../api/deps.js';
+import type { AppDeps, RouteFactory } from '../api/deps.js';
 import type { ErrorFormat } from '../api/errors.js';
 import type { Config, ConfigSection } from '../core/config.js';
 import type { Logger } from '../core/log.js';
@@ -50,6 +50,11 @@ export interface ServiceModule {
    * beside serving requests; it must be safe to run from several processes at once.
    */
   schedules?(deps: { orm: Orm; config: Config; log: Logger; temporal: Client }): Promise<void>;
+  /**
+   * Runs in each API process once it serves requests, beside them (never holding them back): readying caches, say.
+   * Whatever it starts in the background it stops in `stop`.
+   */
+  apiStarted?(deps: AppDeps): void;
   /** Releases what the service holds in this process (threads, models), at shutdown. */
   stop?(): Promise<void>;
 }

@@ -187,6 +187,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         healthProbeTimeoutMs: o.healthProbeTimeoutMs ?? 5000,
       };
       api = await listen(createApp(appDeps, { routes: [...serviceRoutes, ...(o.routes ?? [])], errorFormats }), appDeps, config.port, config.host);
+      for (const service of services) service.apiStarted?.(appDeps);
       const a = api;
       onStop('api', async () => {
         const closing = a.close();

@@ -9,7 +9,7 @@ import { findLibrary } from '../service.js';
 import { parseLibraryRef } from '../ids.js';
 import type { OnDemand } from '../on-demand.js';
 import { budgetWithSections } from './neighbourhood.js';
-import { loadSnippets, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
+import { loadSnippets, scopeStamp, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
 import { timed, timedSync, type Timings } from './timings.js';
 
 /**
@@ -242,7 +242,7 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
   const t = o.timings;
   const { lib, version, rules } = await timed(t, 'resolve', () => resolveScope(deps, em, ref, o.waitMs ?? 0));
   const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
-  const stamp = String((version ? version.indexedAt : lib.lastIndexedAt)?.getTime() ?? 0);
+  const stamp = scopeStamp(version ? version.indexedAt : lib.lastIndexedAt);
   const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp, timings: t });
   const fetched = await timed(t, 'load', () => loadSnippets(em, found.ranked));
   // Read as text (the MCP tool, Context7's txt), results carry their neighbourhood within the budget.

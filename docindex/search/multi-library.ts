@@ -8,7 +8,7 @@ import { type LibraryRef, MAX_LIBRARY_LIST, parseLibraryRefList, splitLibraryLis
 import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { rerankRanked } from '../rerank/stage.js';
-import { fuse, loadSnippets, rankScope, type UsedSearchMode } from './search.js';
+import { fuse, loadSnippets, rankScope, scopeStamp, type UsedSearchMode } from './search.js';
 import { applyBudget, type ContextParams, contextResultsText, snippetJson, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
 
@@ -155,7 +155,7 @@ type Lists = { keyword?: Ranked[]; semantic?: Ranked[] | null };
 async function scopeLists(deps: RetrievalDeps, t: Target, query: string, want: { keyword: boolean; semantic: boolean }, queryVector?: Promise<Float32Array>): Promise<Lists> {
   const em = deps.orm.em.fork();
   const scope = { repositoryId: t.lib.id, versionId: t.version?.id ?? null };
-  const stamp = String((t.version ? t.version.indexedAt : t.lib.lastIndexedAt)?.getTime() ?? 0);
+  const stamp = scopeStamp(t.version ? t.version.indexedAt : t.lib.lastIndexedAt);
   // Each scope's own lists, not reranked: the merged list is reranked once (retrieveAcrossLibraries).
   const run = (mode: 'keyword' | 'semantic') => rankScope(deps, em, { scope, query, mode, alpha: 0.5, limit: SCOPE_DEPTH, stamp, ...(queryVector && { queryVector }) });
   const lists: Lists = {};

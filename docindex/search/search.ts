@@ -89,30 +89,39 @@ export function scopeMatrix(config: Config, em: EntityManager, scope: Scope, pro
 /** How long a scope whose keyword index failed to load is ranked in SQL before the index is tried again. */
 const KEYWORD_INDEX_RETRY_MS = 60_000;
 const keywordIndexFailures = new Map<string, number>();
+const keywordKey = (scope: Scope, stamp: string) => `${scope.repositoryId}|${scope.versionId ?? ''}|${stamp}`;
+
+/**
+ * Loads the scope's keyword index into this process's cache (or finds it there): undefined when the cache is off, the
+ * load failed lately, or the index is too big to keep. A failure is logged and remembered for a minute, so queries
+ * meanwhile rank in SQL instead of loading it again and again.
+ */
+export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager, scope: Scope, stamp: string): Promise<KeywordIndex | undefined> {
+  if (deps.config.searchKeywordCacheBytes <= 0) return undefined;
+  keywordIndexes ??= new ScopeCache(deps.config.searchKeywordCacheBytes);
+  const key = keywordKey(scope, stamp);
+  if (Date.now() - (keywordIndexFailures.get(key) ?? 0) < KEYWORD_INDEX_RETRY_MS) return undefined;
+  try {
+    const index = await keywordIndexes.get(key, () => loadKeywordIndex(em.fork(), scope));
+    if (index.bytes <= deps.config.searchKeywordCacheBytes) return index;
+    keywordIndexFailures.set(key, Date.now());
+    deps.log.warn('the keyword index is bigger than SEARCH_KEYWORD_CACHE_MB; ranking in SQL', { library: scope.repositoryId, mb: Math.ceil(index.bytes / 1048576) });
+  } catch (err) {
+    if (!keywordIndexFailures.has(key)) deps.log.warn('could not load the keyword index; ranking in SQL', { library: scope.repositoryId, error: (err as Error).message });
+    keywordIndexFailures.set(key, Date.now());
+  }
+  return undefined;
+}
 
 /**
  * The scope's keyword index if it is loaded; otherwise undefined, and its load started in the background (with a
  * fresh EntityManager: the request's may be done by then), so the SQL ranking answers until it is ready.
  */
 export function keywordIndex(deps: SearchDeps, em: EntityManager, scope: Scope, stamp: string): KeywordIndex | undefined {
-  if (deps.config.searchKeywordCacheBytes <= 0) return undefined;
-  keywordIndexes ??= new ScopeCache(deps.config.searchKeywordCacheBytes);
-  const key = `${scope.repositoryId}|${scope.versionId ?? ''}|${stamp}`;
-  const ready = keywordIndexes.peek(key);
-  if (ready || keywordIndexes.isLoading(key) || Date.now() - (keywordIndexFailures.get(key) ?? 0) < KEYWORD_INDEX_RETRY_MS) return ready;
-  const loaded = keywordIndexes.get(key, () => loadKeywordIndex(em.fork(), scope));
-  loaded.then(
-    (index) => {
-      keywordIndexFailures.delete(key);
-      // Too big for the cache: not kept, so not loaded again and again either.
-      if (index.bytes > deps.config.searchKeywordCacheBytes) keywordIndexFailures.set(key, Date.now());
-    },
-    (err: Error) => {
-      keywordIndexFailures.set(key, Date.now());
-      deps.log.warn('could not load the keyword index; ranking in SQL', { library: scope.repositoryId, error: err.message });
-    },
-  );
-  return undefined;
+  const key = keywordKey(scope, stamp);
+  const ready = keywordIndexes?.peek(key);
+  if (!ready && !keywordIndexes?.isLoading(key)) void loadScopeKeywordIndex(deps, em, scope, stamp);
+  return ready;
 }
 
 /** Keyword search in a scope: from its in-process index when that is loaded, else by the SQL ranking. */

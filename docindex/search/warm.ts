@@ -1,4 +1,3 @@
-import type { RouteFactory } from '../../api/deps.js';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
 import type { Orm } from '../../db/orm.js';
@@ -9,7 +8,7 @@ import { ModelUnavailableError } from '../embeddings/provider.js';
 import { Library, LibraryVersion } from '../entities/library.js';
 import { indexJobKind } from '../kind.js';
 import type { Scope } from './keyword.js';
-import { scopeMatrix, scopeStamp } from './search.js';
+import { loadScopeKeywordIndex, scopeMatrix, scopeStamp } from './search.js';
 
 export interface WarmDeps {
   config: Config;
@@ -19,12 +18,12 @@ export interface WarmDeps {
 }
 
 /**
- * Gets an API process ready for semantic search before a query asks, so the first query costs what the hundredth
- * does: at start, the active embedding profile's model is loaded (a local model, in its thread; a remote provider has
- * nothing to load); when an indexing job is done (its `status` event on the index kind's stream, which every API
- * process's EventHub hears), that scope's vectors are loaded into the vector cache under the key its next query looks
- * up (`scopeMatrix`), from the pack the embed stage wrote (vector-pack.ts). Warm-ups run one at a time; one that
- * fails is only logged, and the query loads what it needs itself.
+ * Gets an API process ready for search before a query asks, so the first query costs what the hundredth does: at
+ * start, the active embedding profile's model is loaded (a local model, in its thread; a remote provider has nothing
+ * to load); when an indexing job is done (its `status` event on the index kind's stream, which every API process's
+ * EventHub hears), that scope's keyword index (keyword-index.ts) and vectors are loaded into their caches under the
+ * keys its next query looks up, the vectors from the pack the embed stage wrote (vector-pack.ts). Warm-ups run one at
+ * a time; one that fails is only logged, and the query loads what it needs itself.
  */
 export function startWarmup(deps: WarmDeps): void {
   const log = deps.log.child('warm-up');
@@ -46,30 +45,25 @@ export function startWarmup(deps: WarmDeps): void {
   const onEvent = (e: StoredEvent) => {
     if (e.event !== 'status' || e.data.status !== 'done' || typeof e.data.repositoryId !== 'string') return;
     const scope: Scope = { repositoryId: e.data.repositoryId, versionId: typeof e.data.versionId === 'string' ? e.data.versionId : null };
-    enqueue(`the vectors of ${scope.repositoryId}${scope.versionId ? ` (${scope.versionId})` : ''}`, () => warmScope(deps, scope));
+    enqueue(`the indexes of ${scope.repositoryId}${scope.versionId ? ` (${scope.versionId})` : ''}`, () => warmScope(deps, scope));
   };
   deps.hub.subscribe(`kind:${indexJobKind.name}`, onEvent).catch((err: Error) => log.warn('not warming scopes after indexing', { error: err.message }));
 }
-
-/** The API's part: no routes, the warm-up started once per API process (docindex/module.ts). */
-export const searchWarmup: RouteFactory = (deps) => {
-  startWarmup(deps);
-  return [];
-};
 
 async function warmModel(deps: WarmDeps): Promise<void> {
   const provider = await activeEmbeddingProvider(deps.orm.em.fork(), deps.config);
   await provider?.prepare?.();
 }
 
-/** Loads the scope's matrix as its next search will look it up, and the model it embeds queries with. */
-export async function warmScope(deps: Pick<WarmDeps, 'config' | 'orm'>, scope: Scope): Promise<void> {
+/** Loads the scope's keyword index and matrix as its next search will look them up, and the model it embeds queries with. */
+export async function warmScope(deps: Pick<WarmDeps, 'config' | 'orm' | 'log'>, scope: Scope): Promise<void> {
   const em = deps.orm.em.fork();
-  const provider = await activeEmbeddingProvider(em, deps.config);
-  if (!provider) return;
   const target = scope.versionId ? await em.findOne(LibraryVersion, { id: scope.versionId }) : await em.findOne(Library, { id: scope.repositoryId });
   if (!target) return;
   const stamp = scopeStamp('indexedAt' in target ? target.indexedAt : target.lastIndexedAt);
+  await loadScopeKeywordIndex(deps, em, scope, stamp);
+  const provider = await activeEmbeddingProvider(em, deps.config);
+  if (!provider) return;
   const [, matrix] = await Promise.all([provider.prepare?.(), scopeMatrix(deps.config, em, scope, provider, stamp)]);
   // One scan, so the scan threads are started and hold the matrix's memory before the first query's.
   if (matrix.ids.length) await matrix.top(new Float32Array(matrix.dims), 1);
