@@ -25,6 +25,7 @@ import { versionIdOf } from './ids.js';
 import { checkoutSource } from './sources/index.js';
 import { indexDetail, type IndexJobDetail } from './kind.js';
 import { refreshTermStatistics } from './search/keyword.js';
+import { StagedVectors } from './staged-vectors.js';
 
 export interface IndexInput {
   jobId: string;
@@ -294,13 +295,17 @@ export class Staging {
   private batch: StagedRow[] = [];
   /** The staged rows this attempt stands for: changed files and deleted ones. */
   private readonly keep: string[] = [];
+  /** The staged files' keyword vectors, computed beside the crawl. */
+  private readonly vectors: StagedVectors;
 
   constructor(
     private readonly deps: ActivityDeps,
     private readonly input: IndexStep,
     private readonly earlier: ReadonlyMap<string, string>,
     private readonly clock = new Stopwatch(),
-  ) {}
+  ) {
+    this.vectors = new StagedVectors(() => deps.orm.em.fork(), input.jobId, (part, work) => clock.time(part, work));
+  }
 
   /** What the job has staged so far, file path to checksum. */
   static async earlierRows(em: EntityManager, jobId: string): Promise<Map<string, string>> {
@@ -327,9 +332,13 @@ export class Staging {
     await this.add({ job_id: this.input.jobId, file_path: rel, checksum: '', snippets: [] });
   }
 
-  /** Writes what is left, then drops what an earlier attempt staged and this one did not see (changed in between). */
+  /**
+   * Writes what is left, then drops what an earlier attempt staged and this one did not see (changed in between),
+   * and waits for the staged files' vectors.
+   */
   async finish(): Promise<void> {
     await this.flush(`delete from staged_document where job_id = ? and file_path <> all(${TEXT_ARRAY})`, [this.input.jobId, textArray(this.keep)]);
+    await this.clock.time('vectors.wait', () => this.vectors.finish());
   }
 
   private async add(row: StagedRow): Promise<void> {
@@ -339,8 +348,10 @@ export class Staging {
 
   private async flush(then?: string, params: unknown[] = []): Promise<void> {
     const rows = JSON.stringify(this.batch);
+    const parsed = this.batch.filter((r) => r.snippets.length).map((r) => r.file_path);
     this.batch = [];
     await this.clock.time('stage', () => this.write(rows, then, params));
+    this.vectors.add(parsed);
   }
 
   private async write(rows: string, then: string | undefined, params: unknown[]): Promise<void> {
@@ -350,7 +361,7 @@ export class Staging {
           await tx.execute(
             `insert into staged_document (job_id, file_path, checksum, snippets)
              select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
-             on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets`,
+             on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null`,
             [rows],
           );
         }
@@ -564,11 +575,13 @@ async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, ver
         [...scope, lib.id, version?.id ?? null, input.jobId],
       );
     });
-    // In file order and each file's snippets in order, as they were inserted from Node before.
+    // In file order and each file's snippets in order, as they were inserted from Node before. The vectors were
+    // computed while staging (StagedVectors); one missing is computed by the snippet table's trigger.
     const inserted = await clock.time('swap.snippets', () => tx.execute<QueryResult>(
-      `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at)
-       select ${SNIPPET_ID_SQL('d.doc_id', 's.ordinal', 's.content')}, d.doc_id, ?, ?, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.ordinal, now()
-       from (select ${DOCUMENT_ID_SQL('file_path')} as doc_id, file_path, snippets from staged_document where job_id = ? and checksum <> '') d,
+      `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at, search_vector)
+       select ${SNIPPET_ID_SQL('d.doc_id', 's.ordinal', 's.content')}, d.doc_id, ?, ?, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.ordinal, now(),
+         d.vectors[s.n::int]
+       from (select ${DOCUMENT_ID_SQL('file_path')} as doc_id, file_path, snippets, vectors from staged_document where job_id = ? and checksum <> '') d,
          rows from (jsonb_to_recordset(d.snippets) as (type text, title text, content text, language text, breadcrumb text, "tokenCount" int, ordinal int))
            with ordinality as s(type, title, content, language, breadcrumb, token_count, ordinal, n)
        order by d.file_path, s.n`,

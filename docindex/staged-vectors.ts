@@ -1,0 +1,69 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { TEXT_ARRAY, textArray } from '../db/sql.js';
+
+/** Batches of staged files whose vectors are computed at once, each on a connection of its own. */
+const IN_FLIGHT = 2;
+
+/**
+ * Fills `staged_document.vectors` (each staged snippet's `search_vector`, in order) of the job's staged files that
+ * have none yet, of all of them when `paths` is null; a file with no snippets gets an empty array.
+ */
+async function fillVectors(em: EntityManager, jobId: string, paths: readonly string[] | null): Promise<void> {
+  await em.execute(
+    `update staged_document d set vectors = coalesce((
+       select array_agg(snippet_search_vector(s.title, s.breadcrumb, s.content) order by s.n)
+       from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text)) with ordinality as s(title, breadcrumb, content, n)
+     ), '{}')
+     where d.job_id = ? and d.vectors is null${paths ? ` and d.file_path = any(${TEXT_ARRAY})` : ''}`,
+    paths ? [jobId, textArray(paths)] : [jobId],
+  );
+}
+
+/**
+ * Computes the keyword vectors of the files a crawl stages while the crawl goes on, on up to IN_FLIGHT connections
+ * besides the crawl's, so that the swap only copies them (docindex/pipeline.ts, `swapStaged`): the vectors are most
+ * of the cost of writing snippets. A vector depends on its row's snippets only, so any run may write it without the
+ * job's lock; a file staged again meanwhile has its vectors emptied, and PostgreSQL re-reads a row updated
+ * concurrently before it updates it. A snippet swapped in without a staged vector gets it from the trigger of
+ * Migration20261205000000_staged_search_vectors.
+ */
+export class StagedVectors {
+  private readonly queue: (readonly string[])[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private failure: unknown;
+
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly jobId: string,
+    private readonly time: <T>(part: string, work: () => Promise<T>) => Promise<T>,
+  ) {}
+
+  /** Queues the vectors of files just staged. */
+  add(paths: readonly string[]): void {
+    if (!paths.length) return;
+    this.queue.push(paths);
+    this.pump();
+  }
+
+  /** Waits for the queued files, then fills what is left (files an earlier attempt staged); a failed batch fails here. */
+  async finish(): Promise<void> {
+    while (this.running.size) await Promise.all(this.running);
+    if (this.failure) throw this.failure;
+    await this.time('vectors', () => fillVectors(this.em(), this.jobId, null));
+  }
+
+  private pump(): void {
+    while (this.running.size < IN_FLIGHT && this.queue.length) {
+      const paths = this.queue.shift()!;
+      const run: Promise<void> = this.time('vectors', () => fillVectors(this.em(), this.jobId, paths))
+        .catch((err: unknown) => {
+          this.failure ??= err;
+        })
+        .finally(() => {
+          this.running.delete(run);
+          this.pump();
+        });
+      this.running.add(run);
+    }
+  }
+}
