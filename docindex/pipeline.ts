@@ -334,11 +334,11 @@ export class Staging {
 
   /**
    * Writes what is left, then drops what an earlier attempt staged and this one did not see (changed in between),
-   * and waits for the staged files' vectors.
+   * and waits for the staged files' vectors (calling `beat` now and then meanwhile).
    */
-  async finish(): Promise<void> {
+  async finish(beat?: () => void): Promise<void> {
     await this.flush(`delete from staged_document where job_id = ? and file_path <> all(${TEXT_ARRAY})`, [this.input.jobId, textArray(this.keep)]);
-    await this.clock.time('vectors.wait', () => this.vectors.finish());
+    await this.clock.time('vectors.wait', () => this.vectors.finish(beat));
   }
 
   private async add(row: StagedRow): Promise<void> {
@@ -521,7 +521,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
 
     await clock.time('grammars', () => loadSourceGrammars(files));
     await stageDeleted(s, await stageFiles(s, files, ctx.signal));
-    await staging.finish();
+    await staging.finish(() => ctx.heartbeat({ stage: 'parsing', processedFiles: tally.processed, totalFiles: files.length } satisfies CrawlProgress));
     warnings.push(...s.tally.skippedWarnings());
     const previousVersions = await existingPreviousVersions(deps, lib, version, s, warnings, ctx.signal);
     await report({ progress: 70, stageDetail: tally.summary(warnings) }, { totalFiles: tally.indexed, processed: files.length }, true);

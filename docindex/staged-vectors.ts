@@ -3,19 +3,23 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
 
 /** Batches of staged files whose vectors are computed at once, each on a connection of its own. */
 const IN_FLIGHT = 2;
+/** Files in a batch of the ones left at the end (an earlier attempt's). */
+const BATCH = 100;
+/** How often `finish` says it is alive while it waits. */
+const BEAT_EVERY_MS = 5000;
 
 /**
- * Fills `staged_document.vectors` (each staged snippet's `search_vector`, in order) of the job's staged files that
- * have none yet, of all of them when `paths` is null; a file with no snippets gets an empty array.
+ * Fills `staged_document.vectors` (each staged snippet's `search_vector`, in order) of those of the job's staged
+ * files in `paths` that have none yet; a file with no snippets gets an empty array.
  */
-async function fillVectors(em: EntityManager, jobId: string, paths: readonly string[] | null): Promise<void> {
+async function fillVectors(em: EntityManager, jobId: string, paths: readonly string[]): Promise<void> {
   await em.execute(
     `update staged_document d set vectors = coalesce((
        select array_agg(snippet_search_vector(s.title, s.breadcrumb, s.content) order by s.n)
        from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text)) with ordinality as s(title, breadcrumb, content, n)
      ), '{}')
-     where d.job_id = ? and d.vectors is null${paths ? ` and d.file_path = any(${TEXT_ARRAY})` : ''}`,
-    paths ? [jobId, textArray(paths)] : [jobId],
+     where d.job_id = ? and d.vectors is null and d.file_path = any(${TEXT_ARRAY})`,
+    [jobId, textArray(paths)],
   );
 }
 
@@ -45,11 +49,28 @@ export class StagedVectors {
     this.pump();
   }
 
-  /** Waits for the queued files, then fills what is left (files an earlier attempt staged); a failed batch fails here. */
-  async finish(): Promise<void> {
+  /**
+   * Waits for the queued files, then fills what is left (files an earlier attempt staged) the same way; a failed
+   * batch fails here. `beat` is called every BEAT_EVERY_MS meanwhile: a large repository's last batches take a while.
+   */
+  async finish(beat: () => void = () => undefined): Promise<void> {
+    const timer = setInterval(beat, BEAT_EVERY_MS);
+    try {
+      await this.drain();
+      const left: { file_path: string }[] = await this.em().execute(
+        `select file_path from staged_document where job_id = ? and vectors is null order by file_path`,
+        [this.jobId],
+      );
+      for (let i = 0; i < left.length; i += BATCH) this.add(left.slice(i, i + BATCH).map((r) => r.file_path));
+      await this.drain();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private async drain(): Promise<void> {
     while (this.running.size) await Promise.all(this.running);
     if (this.failure) throw this.failure;
-    await this.time('vectors', () => fillVectors(this.em(), this.jobId, null));
   }
 
   private pump(): void {

@@ -120,6 +120,20 @@ describe('Staging', () => {
     expect(v).not.toContain("'alpha'");
     await finished(step);
   });
+
+  it('computes at the end the vectors of files an earlier attempt staged without them', async () => {
+    const step = await ownedJob();
+    const first = new Staging(deps, step, new Map());
+    await first.changed('x.md', 'c1', [snippet('alpha')]);
+    await first.finish();
+    await sql(`update staged_document set vectors = null where job_id = ?`, [step.jobId]); // as if it had stopped before
+    const retry = new Staging(deps, step, await Staging.earlierRows(em(), step.jobId));
+    expect(retry.reusable('x.md', 'c1')).toBe(true);
+    expect(await retry.changed('x.md', 'c1', null)).toBe('reused');
+    await retry.finish();
+    expect(await stagedVector(step.jobId)).toContain("'alpha'");
+    await finished(step);
+  });
 });
 
 describe('the snippet table', () => {
