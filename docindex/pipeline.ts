@@ -304,7 +304,7 @@ export class Staging {
     private readonly earlier: ReadonlyMap<string, string>,
     private readonly clock = new Stopwatch(),
   ) {
-    this.vectors = new StagedVectors(() => deps.orm.em.fork(), input.jobId, (part, work) => clock.time(part, work));
+    this.vectors = new StagedVectors(() => deps.orm.em.fork(), input.jobId, input.runId, (part, work) => clock.time(part, work));
   }
 
   /** What the job has staged so far, file path to checksum. */

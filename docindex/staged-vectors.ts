@@ -10,24 +10,27 @@ const BEAT_EVERY_MS = 5000;
 
 /**
  * Fills `staged_document.vectors` (each staged snippet's `search_vector`, in order) of those of the job's staged
- * files in `paths` that have none yet; a file with no snippets gets an empty array.
+ * files in `paths` that have none yet, while run `runId` owns the job (jobs/ownership.ts, `owns`); a file with no
+ * snippets gets an empty array.
  */
-async function fillVectors(em: EntityManager, jobId: string, paths: readonly string[]): Promise<void> {
+async function fillVectors(em: EntityManager, jobId: string, runId: string, paths: readonly string[]): Promise<void> {
   await em.execute(
     `update staged_document d set vectors = coalesce((
        select array_agg(snippet_search_vector(s.title, s.breadcrumb, s.content) order by s.n)
        from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text)) with ordinality as s(title, breadcrumb, content, n)
      ), '{}')
-     where d.job_id = ? and d.vectors is null and d.file_path = any(${TEXT_ARRAY})`,
-    [jobId, textArray(paths)],
+     where d.job_id = ? and d.vectors is null and d.file_path = any(${TEXT_ARRAY})
+       and exists (select 1 from job j where j.id = d.job_id and j.run_id = ? and j.completed_at is null)`,
+    [jobId, textArray(paths), runId],
   );
 }
 
 /**
  * Computes the keyword vectors of the files a crawl stages while the crawl goes on, on up to IN_FLIGHT connections
  * besides the crawl's, so that the swap only copies them (docindex/pipeline.ts, `swapStaged`): the vectors are most
- * of the cost of writing snippets. A vector depends on its row's snippets only, so any run may write it without the
- * job's lock; a file staged again meanwhile has its vectors emptied, and PostgreSQL re-reads a row updated
+ * of the cost of writing snippets. The job's owner writes them, checked in the same statement but without the job's
+ * lock: a vector depends on its row's snippets only, so one written while the job changes hands is still the right
+ * one. A file staged again meanwhile has its vectors emptied, and PostgreSQL re-reads a row updated
  * concurrently before it updates it. A snippet swapped in without a staged vector gets it from the trigger of
  * Migration20261205000000_staged_search_vectors.
  */
@@ -39,6 +42,7 @@ export class StagedVectors {
   constructor(
     private readonly em: () => EntityManager,
     private readonly jobId: string,
+    private readonly runId: string,
     private readonly time: <T>(part: string, work: () => Promise<T>) => Promise<T>,
   ) {}
 
@@ -76,7 +80,7 @@ export class StagedVectors {
   private pump(): void {
     while (this.running.size < IN_FLIGHT && this.queue.length) {
       const paths = this.queue.shift()!;
-      const run: Promise<void> = this.time('vectors', () => fillVectors(this.em(), this.jobId, paths))
+      const run: Promise<void> = this.time('vectors', () => fillVectors(this.em(), this.jobId, this.runId, paths))
         .catch((err: unknown) => {
           this.failure ??= err;
         })

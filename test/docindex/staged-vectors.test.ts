@@ -6,6 +6,7 @@ import type { ActivityDeps } from '../../activities/deps.js';
 import { createLogger } from '../../core/log.js';
 import { crawlAndParse, documentId, type IndexStep, replaceSnippets, snippetId, Staging, type StepContext } from '../../docindex/pipeline.js';
 import type { ParsedSnippet } from '../../docindex/parse/index.js';
+import { StagedVectors } from '../../docindex/staged-vectors.js';
 import { TestRepo } from '../support/git.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { api, waitForJob } from './helpers.js';
@@ -118,6 +119,20 @@ describe('Staging', () => {
     const v = await stagedVector(step.jobId);
     expect(v).toContain("'omega'");
     expect(v).not.toContain("'alpha'");
+    await finished(step);
+  });
+
+  it('computes vectors for the job\'s owner only', async () => {
+    const step = await ownedJob();
+    const first = new Staging(deps, step, new Map());
+    await first.changed('x.md', 'c1', [snippet('alpha')]);
+    await first.finish();
+    await sql(`update staged_document set vectors = null where job_id = ?`, [step.jobId]);
+    const time = <T>(_part: string, work: () => Promise<T>) => work();
+    await new StagedVectors(em, step.jobId, 'stale', time).finish();
+    expect(await stagedVector(step.jobId)).toBeNull();
+    await new StagedVectors(em, step.jobId, step.runId, time).finish();
+    expect(await stagedVector(step.jobId)).toContain("'alpha'");
     await finished(step);
   });
 
