@@ -79,6 +79,41 @@ async function orchestrationShare(stack: Awaited<ReturnType<typeof startStack>>,
   return { wall, inActivities, orchestration: wall - inActivities, activities, parts };
 }
 
+/**
+ * CPU seconds used so far by this process and its children (PostgreSQL, Temporal), from /proc (null elsewhere): on a
+ * shared machine this moves far less with others' load than the wall time does.
+ */
+async function treeCpuSeconds(): Promise<{ total: number; by: Record<string, number> } | null> {
+  const stats = new Map<number, { name: string; ppid: number; cpu: number }>();
+  try {
+    for (const pid of (await fs.readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
+      const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+      if (!stat) continue;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime, stime, and those of children waited for (PostgreSQL's exited backends count in the postmaster's).
+      const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+      stats.set(Number(pid), { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ppid: Number(f[1]), cpu: ticks / 100 });
+    }
+  } catch {
+    return null;
+  }
+  const ours = (pid: number) => {
+    for (let p = pid, hops = 0; p > 1 && hops < 64; p = stats.get(p)?.ppid ?? 0, hops++) if (p === process.pid) return true;
+    return false;
+  };
+  const by: Record<string, number> = {};
+  for (const [pid, p] of stats) if (ours(pid)) by[p.name] = (by[p.name] ?? 0) + p.cpu;
+  return { total: Object.values(by).reduce((a, b) => a + b, 0), by };
+}
+
+/** The CPU seconds used since `before`, in all and per program. */
+async function cpuLine(before: Awaited<ReturnType<typeof treeCpuSeconds>>): Promise<string> {
+  const after = await treeCpuSeconds();
+  if (!before || !after) return 'cpu: not measured here';
+  const per = Object.entries(after.by).map(([k, v]) => [k, v - (before.by[k] ?? 0)] as const).filter(([, v]) => v >= 0.05);
+  return `cpu ${(after.total - before.total).toFixed(1)} s (${per.map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')})`;
+}
+
 /** The time per activity and per part of the crawl and the swap, in seconds. */
 function stageLines(share: Awaited<ReturnType<typeof orchestrationShare>>): string {
   const s = (t: Timings) => Object.entries(t).map(([k, v]) => `${k} ${(v / 1000).toFixed(2)}`).join('  ');
@@ -119,10 +154,12 @@ export async function index(): Promise<void> {
   try {
     console.log(`machine: ${os.cpus().length} cores, node ${process.version}`);
     console.log(`corpus: ${files + 1} files, ${(bytes / 2 ** 20).toFixed(1)} MiB`);
+    const cpu0 = await treeCpuSeconds();
     const t0 = performance.now();
     const added = await call('POST', '/api/v1/libs', { source: 'local', sourceUrl: corpus });
     const first = await finish(added.job.id);
     const firstMs = performance.now() - t0;
+    const firstCpu = await cpuLine(cpu0);
     if (first.status !== 'done') throw new Error(`first index failed: ${first.error}`);
     const [{ n }] = (await stack.orm.em.fork().execute('select count(*)::int as n from snippet')) as [{ n: number }];
     const share1 = await orchestrationShare(stack, added.job.id);
@@ -134,18 +171,22 @@ export async function index(): Promise<void> {
       `                orchestration ${(share1.orchestration / 1000).toFixed(2)} s of ${(share1.wall / 1000).toFixed(1)} s workflow time ` +
         `(${((100 * share1.orchestration) / share1.wall).toFixed(1)}%); activities ${(share1.inActivities / 1000).toFixed(1)} s`,
     );
+    console.log(`                ${firstCpu}`);
     console.log(stageLines(share1));
 
+    const cpu1 = await treeCpuSeconds();
     const t1 = performance.now();
     const again = await call('POST', `/api/v1/libs/${encodeURIComponent(added.library.id)}/index`);
     const second = await finish(again.job.id);
     const secondMs = performance.now() - t1;
+    const secondCpu = await cpuLine(cpu1);
     if (second.status !== 'done') throw new Error(`re-index failed: ${second.error}`);
     const share2 = await orchestrationShare(stack, again.job.id);
     console.log(
       `no-change re-index: ${(secondMs / 1000).toFixed(2)} s  (${(firstMs / secondMs).toFixed(1)}x faster than the first; target >= 20x)  ` +
         `orchestration ${((100 * share2.orchestration) / share2.wall).toFixed(1)}%`,
     );
+    console.log(`                ${secondCpu}`);
     console.log(stageLines(share2));
     const mem = process.memoryUsage();
     console.log(`rss ${(mem.rss / 2 ** 20).toFixed(0)} MiB (API, workers and parser in one process)`);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { QueryResult } from '@mikro-orm/core';
 import type { ActivityDeps } from '../activities/deps.js';
 import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion, type RepoConfig } from './parse/config.js';
 import { loadSourceGrammars, type ParsedSnippet } from './parse/parse.js';
@@ -16,7 +17,7 @@ import { jobStopped } from '../jobs/ownership.js';
 import type { ExtraEvent, JobPatch } from '../jobs/store.js';
 import { removeWorkFolder } from '../jobs/work-folders.js';
 import { Library, LibraryVersion } from './entities/library.js';
-import { LibraryDocument, Snippet } from './entities/snippet.js';
+import { LibraryDocument } from './entities/snippet.js';
 import { remoteAccess } from './remote-access.js';
 import { localTags, remoteTags } from './git.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
@@ -25,6 +26,7 @@ import { checkoutSource } from './sources/index.js';
 import { indexDetail, type IndexJobDetail } from './kind.js';
 import { refreshTermStatistics } from './search/keyword.js';
 import { writeVectorPack } from './search/vector-pack.js';
+import { StagedVectors } from './staged-vectors.js';
 
 export interface IndexInput {
   jobId: string;
@@ -294,13 +296,17 @@ export class Staging {
   private batch: StagedRow[] = [];
   /** The staged rows this attempt stands for: changed files and deleted ones. */
   private readonly keep: string[] = [];
+  /** The staged files' keyword vectors, computed beside the crawl. */
+  private readonly vectors: StagedVectors;
 
   constructor(
     private readonly deps: ActivityDeps,
     private readonly input: IndexStep,
     private readonly earlier: ReadonlyMap<string, string>,
     private readonly clock = new Stopwatch(),
-  ) {}
+  ) {
+    this.vectors = new StagedVectors(() => deps.orm.em.fork(), input.jobId, input.runId, (part, work) => clock.time(part, work));
+  }
 
   /** What the job has staged so far, file path to checksum. */
   static async earlierRows(em: EntityManager, jobId: string): Promise<Map<string, string>> {
@@ -327,9 +333,13 @@ export class Staging {
     await this.add({ job_id: this.input.jobId, file_path: rel, checksum: '', snippets: [] });
   }
 
-  /** Writes what is left, then drops what an earlier attempt staged and this one did not see (changed in between). */
-  async finish(): Promise<void> {
+  /**
+   * Writes what is left, then drops what an earlier attempt staged and this one did not see (changed in between),
+   * and waits for the staged files' vectors (calling `beat` now and then meanwhile).
+   */
+  async finish(beat?: () => void): Promise<void> {
     await this.flush(`delete from staged_document where job_id = ? and file_path <> all(${TEXT_ARRAY})`, [this.input.jobId, textArray(this.keep)]);
+    await this.clock.time('vectors.wait', () => this.vectors.finish(beat));
   }
 
   private async add(row: StagedRow): Promise<void> {
@@ -339,8 +349,10 @@ export class Staging {
 
   private async flush(then?: string, params: unknown[] = []): Promise<void> {
     const rows = JSON.stringify(this.batch);
+    const parsed = this.batch.filter((r) => r.snippets.length).map((r) => r.file_path);
     this.batch = [];
     await this.clock.time('stage', () => this.write(rows, then, params));
+    this.vectors.add(parsed);
   }
 
   private async write(rows: string, then: string | undefined, params: unknown[]): Promise<void> {
@@ -350,7 +362,7 @@ export class Staging {
           await tx.execute(
             `insert into staged_document (job_id, file_path, checksum, snippets)
              select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
-             on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets`,
+             on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null`,
             [rows],
           );
         }
@@ -510,7 +522,7 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
 
     await clock.time('grammars', () => loadSourceGrammars(files));
     await stageDeleted(s, await stageFiles(s, files, ctx.signal));
-    await staging.finish();
+    await staging.finish(() => ctx.heartbeat({ stage: 'parsing', processedFiles: tally.processed, totalFiles: files.length } satisfies CrawlProgress));
     warnings.push(...s.tally.skippedWarnings());
     const previousVersions = await existingPreviousVersions(deps, lib, version, s, warnings, ctx.signal);
     await report({ progress: 70, stageDetail: tally.summary(warnings) }, { totalFiles: tally.indexed, processed: files.length }, true);
@@ -527,44 +539,64 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
 
 type WriteCounts = { documentsWritten: number; documentsRemoved: number; snippetsWritten: number; timings?: StageTimings };
 
-/** Replaces the scope's documents and snippets with the staged files, 200 files at a time; deleted files are removed. */
+/** SQL of a file's document id in the scope of the first two `?` (repository, version or ''): `documentId` computed by PostgreSQL. */
+const DOCUMENT_ID_SQL = (filePath: string) =>
+  `left(encode(sha256(convert_to(?, 'UTF8') || '\\x00'::bytea || convert_to(?, 'UTF8') || '\\x00'::bytea || convert_to(${filePath}, 'UTF8')), 'hex'), 32)`;
+/** SQL of a snippet's id from its document's id, ordinal and content: `snippetId` computed by PostgreSQL. */
+const SNIPPET_ID_SQL = (docId: string, ordinal: string, content: string) =>
+  `left(encode(sha256(convert_to(${docId}, 'UTF8') || '\\x00'::bytea || convert_to(${ordinal}::text, 'UTF8') || '\\x00'::bytea || convert_to(${content}, 'UTF8')), 'hex'), 32)`;
+
+/**
+ * Replaces the scope's documents and snippets with the staged files, inside PostgreSQL (the snippets never come back
+ * to Node): the staged files' stored documents go (their snippets with them), then the changed files' documents and
+ * snippets are inserted from the staged rows in one statement each; deleted files (staged empty) are only removed.
+ */
 async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, version: LibraryVersion | null): Promise<WriteCounts> {
-  const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
-  const counts: WriteCounts = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 };
+  const scope = [lib.id, version?.id ?? ''];
   const clock = new Stopwatch();
-  const now = new Date();
   const t0 = performance.now();
-  // New vectors go to the GIN index's pending list and are merged into it once, at the end: far cheaper than
-  // merging every 4 MB (the default limit), and no search scans a long pending list after the commit.
-  await tx.execute(`set local gin_pending_list_limit = '1GB'`);
-  for (let offset = 0; ; offset += 200) {
-    const rows: { file_path: string; checksum: string; snippets: ParsedSnippet[] }[] = await clock.time('swap.read', () => tx.execute(
-      'select file_path, checksum, snippets from staged_document where job_id = ? order by file_path limit 200 offset ?',
-      [input.jobId, offset],
-    ));
-    if (!rows.length) break;
-    await tx.nativeDelete(LibraryDocument, { ...scope, filePath: { $in: rows.map((r) => r.file_path) } });
-    const docs = rows.filter((r) => r.checksum !== '');
-    counts.documentsRemoved += rows.length - docs.length;
-    if (!docs.length) continue;
-    await tx.insertMany(
-      LibraryDocument,
-      docs.map((r) => ({ id: documentId(lib.id, scope.versionId, r.file_path), ...scope, filePath: r.file_path, checksum: r.checksum, indexedAt: now })),
-    );
-    const rowsOf = docs.flatMap((r) => {
-      const docId = documentId(lib.id, scope.versionId, r.file_path);
-      return r.snippets.map((s) => ({ id: snippetId(docId, s), documentId: docId, ...scope, type: s.type, title: s.title, content: s.content, language: s.language, breadcrumb: s.breadcrumb, tokenCount: s.tokenCount, ordinal: s.ordinal, createdAt: now }));
+  const [staged] = (await tx.execute(
+    `select count(*) filter (where checksum <> '')::int as written, count(*) filter (where checksum = '')::int as removed from staged_document where job_id = ?`,
+    [input.jobId],
+  )) as [{ written: number; removed: number }];
+  const counts: WriteCounts = { documentsWritten: staged.written, documentsRemoved: staged.removed, snippetsWritten: 0 };
+  if (staged.written || staged.removed) {
+    // New vectors go to the GIN index's pending list and are merged into it once, at the end: far cheaper than
+    // merging every 4 MB (the default limit), and no search scans a long pending list after the commit.
+    await tx.execute(`set local gin_pending_list_limit = '1GB'`);
+    await clock.time('swap.documents', async () => {
+      await tx.execute(
+        `delete from library_document where repository_id = ? and coalesce(version_id, '') = ?
+           and file_path in (select file_path from staged_document where job_id = ?)`,
+        [...scope, input.jobId],
+      );
+      await tx.execute(
+        `insert into library_document (id, repository_id, version_id, file_path, checksum, indexed_at)
+         select ${DOCUMENT_ID_SQL('file_path')}, ?, ?, file_path, checksum, now() from staged_document where job_id = ? and checksum <> ''`,
+        [...scope, lib.id, version?.id ?? null, input.jobId],
+      );
     });
-    for (let i = 0; i < rowsOf.length; i += 500) await clock.time('swap.snippets', () => tx.insertMany(Snippet, rowsOf.slice(i, i + 500)));
-    counts.documentsWritten += docs.length;
-    counts.snippetsWritten += rowsOf.length;
+    // In file order and each file's snippets in order, as they were inserted from Node before. The vectors were
+    // computed while staging (StagedVectors); one missing is computed by the snippet table's trigger.
+    const inserted = await clock.time('swap.snippets', () => tx.execute<QueryResult>(
+      `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at, search_vector)
+       select ${SNIPPET_ID_SQL('d.doc_id', 's.ordinal', 's.content')}, d.doc_id, ?, ?, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.ordinal, now(),
+         d.vectors[s.n::int]
+       from (select ${DOCUMENT_ID_SQL('file_path')} as doc_id, file_path, snippets, vectors from staged_document where job_id = ? and checksum <> '') d,
+         rows from (jsonb_to_recordset(d.snippets) as (type text, title text, content text, language text, breadcrumb text, "tokenCount" int, ordinal int))
+           with ordinality as s(type, title, content, language, breadcrumb, token_count, ordinal, n)
+       order by d.file_path, s.n`,
+      [lib.id, version?.id ?? null, ...scope, input.jobId],
+      'run',
+    ));
+    counts.snippetsWritten = inserted.affectedRows;
   }
   await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
   if (counts.snippetsWritten) await clock.time('swap.gin', () => tx.execute(`select gin_clean_pending_list('snippet_search_vector_index')`));
   clock.add('swap', performance.now() - t0);
   // Keyword search's term frequencies change with the snippets, in the same transaction (docindex/search/keyword.ts); a
   // run that changed no file leaves them as they are (a retry after this commit finds nothing staged).
-  if (counts.documentsWritten || counts.documentsRemoved) await clock.time('terms', () => refreshTermStatistics(tx, scope));
+  if (counts.documentsWritten || counts.documentsRemoved) await clock.time('terms', () => refreshTermStatistics(tx, { repositoryId: lib.id, versionId: version?.id ?? null }));
   return { ...counts, timings: clock.ms };
 }
 

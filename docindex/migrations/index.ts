@@ -8,6 +8,7 @@ import { Migration20261128000000_snippet_neighbours } from './Migration202611280
 import { Migration20261129000000_search_terms } from './Migration20261129000000_search_terms.js';
 import { Migration20261201000000_library_sources } from './Migration20261201000000_library_sources.js';
 import { Migration20261203000000_rerank_profiles } from './Migration20261203000000_rerank_profiles.js';
+import { Migration20261205000000_staged_search_vectors } from './Migration20261205000000_staged_search_vectors.js';
 import { Migration20261206000000_vector_packs } from './Migration20261206000000_vector_packs.js';
 
 /** This service's committed migrations; the platform runs every service's in the order of their names (db/migrations/index.ts). */
@@ -21,5 +22,6 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261129000000_search_terms', class: Migration20261129000000_search_terms },
   { name: 'Migration20261201000000_library_sources', class: Migration20261201000000_library_sources },
   { name: 'Migration20261203000000_rerank_profiles', class: Migration20261203000000_rerank_profiles },
+  { name: 'Migration20261205000000_staged_search_vectors', class: Migration20261205000000_staged_search_vectors },
   { name: 'Migration20261206000000_vector_packs', class: Migration20261206000000_vector_packs },
 ];

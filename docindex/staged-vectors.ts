@@ -1,0 +1,94 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { TEXT_ARRAY, textArray } from '../db/sql.js';
+
+/** Batches of staged files whose vectors are computed at once, each on a connection of its own. */
+const IN_FLIGHT = 2;
+/** Files in a batch of the ones left at the end (an earlier attempt's). */
+const BATCH = 100;
+/** How often `finish` says it is alive while it waits. */
+const BEAT_EVERY_MS = 5000;
+
+/**
+ * Fills `staged_document.vectors` (each staged snippet's `search_vector`, in order) of those of the job's staged
+ * files in `paths` that have none yet, while run `runId` owns the job (jobs/ownership.ts, `owns`); a file with no
+ * snippets gets an empty array.
+ */
+async function fillVectors(em: EntityManager, jobId: string, runId: string, paths: readonly string[]): Promise<void> {
+  await em.execute(
+    `update staged_document d set vectors = coalesce((
+       select array_agg(snippet_search_vector(s.title, s.breadcrumb, s.content) order by s.n)
+       from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text)) with ordinality as s(title, breadcrumb, content, n)
+     ), '{}')
+     where d.job_id = ? and d.vectors is null and d.file_path = any(${TEXT_ARRAY})
+       and exists (select 1 from job j where j.id = d.job_id and j.run_id = ? and j.completed_at is null)`,
+    [jobId, textArray(paths), runId],
+  );
+}
+
+/**
+ * Computes the keyword vectors of the files a crawl stages while the crawl goes on, on up to IN_FLIGHT connections
+ * besides the crawl's, so that the swap only copies them (docindex/pipeline.ts, `swapStaged`): the vectors are most
+ * of the cost of writing snippets. The job's owner writes them, checked in the same statement but without the job's
+ * lock: a vector depends on its row's snippets only, so one written while the job changes hands is still the right
+ * one. A file staged again meanwhile has its vectors emptied, and PostgreSQL re-reads a row updated
+ * concurrently before it updates it. A snippet swapped in without a staged vector gets it from the trigger of
+ * Migration20261205000000_staged_search_vectors.
+ */
+export class StagedVectors {
+  private readonly queue: (readonly string[])[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private failure: unknown;
+
+  constructor(
+    private readonly em: () => EntityManager,
+    private readonly jobId: string,
+    private readonly runId: string,
+    private readonly time: <T>(part: string, work: () => Promise<T>) => Promise<T>,
+  ) {}
+
+  /** Queues the vectors of files just staged. */
+  add(paths: readonly string[]): void {
+    if (!paths.length) return;
+    this.queue.push(paths);
+    this.pump();
+  }
+
+  /**
+   * Waits for the queued files, then fills what is left (files an earlier attempt staged) the same way; a failed
+   * batch fails here. `beat` is called every BEAT_EVERY_MS meanwhile: a large repository's last batches take a while.
+   */
+  async finish(beat: () => void = () => undefined): Promise<void> {
+    const timer = setInterval(beat, BEAT_EVERY_MS);
+    try {
+      await this.drain();
+      const left: { file_path: string }[] = await this.em().execute(
+        `select file_path from staged_document where job_id = ? and vectors is null order by file_path`,
+        [this.jobId],
+      );
+      for (let i = 0; i < left.length; i += BATCH) this.add(left.slice(i, i + BATCH).map((r) => r.file_path));
+      await this.drain();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private async drain(): Promise<void> {
+    while (this.running.size) await Promise.all(this.running);
+    if (this.failure) throw this.failure;
+  }
+
+  private pump(): void {
+    while (this.running.size < IN_FLIGHT && this.queue.length) {
+      const paths = this.queue.shift()!;
+      const run: Promise<void> = this.time('vectors', () => fillVectors(this.em(), this.jobId, this.runId, paths))
+        .catch((err: unknown) => {
+          this.failure ??= err;
+        })
+        .finally(() => {
+          this.running.delete(run);
+          this.pump();
+        });
+      this.running.add(run);
+    }
+  }
+}
