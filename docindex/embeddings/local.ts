@@ -121,6 +121,10 @@ export class LocalProvider implements EmbeddingProvider {
     this.conventions = profileConventions(model, config);
   }
 
+  onDisk(): boolean {
+    return localModelPresent(this.model, this.runtime.cacheDir, this.config.modelPath, this.config.dtype);
+  }
+
   private start(): Worker {
     if (this.worker) return this.worker;
     const { modelPath, dtype } = this.config;

@@ -18,6 +18,8 @@ export interface EmbeddingProvider {
    * how far a download has come. Providers with nothing to prepare leave it out.
    */
   prepare?(onDownload?: (progress: DownloadProgress) => void): Promise<void>;
+  /** Whether `prepare` would load without downloading anything (a local model already on disk). */
+  onDisk?(): boolean;
   /** Releases threads or connections; a provider is closed when its profile changes. */
   close(): Promise<void>;
 }

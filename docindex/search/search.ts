@@ -124,6 +124,11 @@ export function keywordIndex(deps: SearchDeps, em: EntityManager, scope: Scope, 
   return ready;
 }
 
+/** What this process's keyword indexes hold. */
+export function keywordIndexCacheSize(): { entries: number; bytes: number } {
+  return keywordIndexes?.size ?? { entries: 0, bytes: 0 };
+}
+
 /** Keyword search in a scope: from its in-process index when that is loaded, else by the SQL ranking. */
 async function keywordRanked(deps: SearchDeps, em: EntityManager, req: SearchRequest, limit: number): Promise<Ranked[]> {
   const index = keywordIndex(deps, em, req.scope, req.stamp);

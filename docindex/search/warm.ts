@@ -50,9 +50,10 @@ export function startWarmup(deps: WarmDeps): void {
   deps.hub.subscribe(`kind:${indexJobKind.name}`, onEvent).catch((err: Error) => log.warn('not warming scopes after indexing', { error: err.message }));
 }
 
+/** Loads the active local model when it is on disk: a download is an indexing job's to make, with its progress. */
 async function warmModel(deps: WarmDeps): Promise<void> {
   const provider = await activeEmbeddingProvider(deps.orm.em.fork(), deps.config);
-  await provider?.prepare?.();
+  if (provider?.onDisk?.() !== false) await provider?.prepare?.();
 }
 
 /** Loads the scope's keyword index and matrix as its next search will look them up, and the model it embeds queries with. */

@@ -7,7 +7,7 @@ import { TestRepo } from '../../support/git.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 import { until } from '../../support/until.js';
 import { buildTinyModel } from '../../../fakes/tiny-model.js';
-import { closeSearch, vectorCache } from '../../../docindex/search/search.js';
+import { closeSearch, keywordIndexCacheSize, vectorCache } from '../../../docindex/search/search.js';
 import { readVectorPack, writeVectorPack } from '../../../docindex/search/vector-pack.js';
 import { loadMatrix, topK } from '../../../docindex/search/vectors.js';
 
@@ -57,9 +57,10 @@ afterAll(async () => {
 });
 
 describe('warming on announcement', () => {
-  it('loads the indexed scope into the vector cache when its job is done, before any query', async () => {
+  it('loads the indexed scope into the vector cache and its keyword index when its job is done, before any query', async () => {
     const { entries, bytes } = await until(async () => vectorCache(stack.config).size, (s) => s.entries === 1, { what: 'the scope warmed' });
     expect(bytes).toBeGreaterThan(0);
+    expect(keywordIndexCacheSize().entries).toBe(1);
     // The next query finds it: no second matrix is loaded.
     expect((await ctx('router cache')).body.searchMode).toBe('semantic');
     expect(vectorCache(stack.config).size).toEqual({ entries, bytes });
