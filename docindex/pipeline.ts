@@ -429,7 +429,8 @@ async function readSelected(s: CrawlScope, rel: string): Promise<FileRead | 'ove
   if (bytes.subarray(0, 8000).includes(0)) return 'oversized'; // binary
   const head = bytes.subarray(0, 2000).toString('utf8');
   if (contentExclusion(rel, Number(st.size), head, s.config)) return 'generated';
-  return { bytes, stat: stat && !contentExclusion(rel, Number(st.size), head, s.withoutIncludes) ? stat : null };
+  const exempted = s.config.includeFiles.length > 0 && contentExclusion(rel, Number(st.size), head, s.withoutIncludes) !== null;
+  return { bytes, stat: exempted ? null : stat };
 }
 
 /** A stored document: its content's checksum and the file's stat when it was read (null: none kept). */
