@@ -17,7 +17,6 @@ import { jobStopped } from '../jobs/ownership.js';
 import type { ExtraEvent, JobPatch } from '../jobs/store.js';
 import { removeWorkFolder } from '../jobs/work-folders.js';
 import { Library, LibraryVersion } from './entities/library.js';
-import { LibraryDocument } from './entities/snippet.js';
 import { remoteAccess } from './remote-access.js';
 import { localTags, remoteTags } from './git.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
@@ -285,7 +284,24 @@ function crawlReporter(deps: ActivityDeps, input: IndexStep, ctx: StepContext) {
 }
 type CrawlReporter = ReturnType<typeof crawlReporter>;
 
-type StagedRow = { job_id: string; file_path: string; checksum: string; snippets: ParsedSnippet[] };
+/** A file's size and modification time in nanoseconds (decimal: bigint columns), as `fs.stat` gave them before it was read. */
+export type FileStat = { size: string; mtimeNs: string };
+
+const sameStat = (a: FileStat | null, b: FileStat | null) => a?.size === b?.size && a?.mtimeNs === b?.mtimeNs;
+
+type StagedRow = {
+  job_id: string;
+  file_path: string;
+  checksum: string;
+  snippets: ParsedSnippet[];
+  size: string | null;
+  mtime_ns: string | null;
+  /** The file's content is the stored one: the swap only updates its document's stat. */
+  stat_only: boolean;
+};
+
+/** What identifies a staged file's content and stat: a file staged with the same one need not be parsed again. */
+const stagedKey = (checksum: string, stat: FileStat | null) => `${checksum}\0${stat?.size ?? ''}\0${stat?.mtimeNs ?? ''}`;
 
 /**
  * The job's `staged_document` rows as this attempt writes them, in batches, for the job's owner only (`asOwner`).
@@ -308,29 +324,41 @@ export class Staging {
     this.vectors = new StagedVectors(() => deps.orm.em.fork(), input.jobId, input.runId, (part, work) => clock.time(part, work));
   }
 
-  /** What the job has staged so far, file path to checksum. */
+  /** What the job has staged so far with its snippets, file path to `stagedKey` (stat-only rows have no snippets). */
   static async earlierRows(em: EntityManager, jobId: string): Promise<Map<string, string>> {
-    const rows: { file_path: string; checksum: string }[] = await em.execute('select file_path, checksum from staged_document where job_id = ?', [jobId]);
-    return new Map(rows.map((r) => [r.file_path, r.checksum]));
+    const rows: { file_path: string; checksum: string; size: string | null; mtime_ns: string | null }[] = await em.execute(
+      'select file_path, checksum, size::text, mtime_ns::text from staged_document where job_id = ? and not stat_only',
+      [jobId],
+    );
+    return new Map(rows.map((r) => [r.file_path, stagedKey(r.checksum, r.size === null || r.mtime_ns === null ? null : { size: r.size, mtimeNs: r.mtime_ns })]));
   }
 
-  /** Whether an earlier attempt staged this file as it is now: it need not be parsed again. */
-  reusable(rel: string, checksum: string): boolean {
-    return this.earlier.get(rel) === checksum;
+  /**
+   * Whether an earlier attempt staged this file as it is now, content and stat: it need not be parsed again (a file
+   * touched in between is, so that its document gets the stat a first attempt would give it).
+   */
+  reusable(rel: string, checksum: string, stat: FileStat | null = null): boolean {
+    return this.earlier.get(rel) === stagedKey(checksum, stat);
   }
 
-  /** Stages a changed file with its snippets, or none when it is `reusable`: then it is `reused`. */
-  async changed(rel: string, checksum: string, snippets: ParsedSnippet[] | null): Promise<'changed' | 'reused'> {
+  /** Stages a changed file with its snippets and stat, or none when it is `reusable`: then it is `reused`. */
+  async changed(rel: string, checksum: string, snippets: ParsedSnippet[] | null, stat: FileStat | null = null): Promise<'changed' | 'reused'> {
     this.keep.push(rel);
     if (!snippets) return 'reused';
-    await this.add({ job_id: this.input.jobId, file_path: rel, checksum, snippets });
+    await this.add({ job_id: this.input.jobId, file_path: rel, checksum, snippets, size: stat?.size ?? null, mtime_ns: stat?.mtimeNs ?? null, stat_only: false });
     return 'changed';
+  }
+
+  /** Stages the new stat of a file whose content did not change (touched, or stored without one): its snippets stay. */
+  async restat(rel: string, checksum: string, stat: FileStat | null): Promise<void> {
+    this.keep.push(rel);
+    await this.add({ job_id: this.input.jobId, file_path: rel, checksum, snippets: [], size: stat?.size ?? null, mtime_ns: stat?.mtimeNs ?? null, stat_only: true });
   }
 
   /** Stages a file that is gone (or now excluded) with no content: the write stage removes it. */
   async deleted(rel: string): Promise<void> {
     this.keep.push(rel);
-    await this.add({ job_id: this.input.jobId, file_path: rel, checksum: '', snippets: [] });
+    await this.add({ job_id: this.input.jobId, file_path: rel, checksum: '', snippets: [], size: null, mtime_ns: null, stat_only: false });
   }
 
   /**
@@ -360,9 +388,10 @@ export class Staging {
       within: async (tx) => {
         if (rows !== '[]') {
           await tx.execute(
-            `insert into staged_document (job_id, file_path, checksum, snippets)
-             select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb)
-             on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null`,
+            `insert into staged_document (job_id, file_path, checksum, snippets, size, mtime_ns, stat_only)
+             select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean)
+             on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null,
+               size = excluded.size, mtime_ns = excluded.mtime_ns, stat_only = excluded.stat_only`,
             [rows],
           );
         }
@@ -372,42 +401,76 @@ export class Staging {
   }
 }
 
-/** A file's content, or why it is not indexed: binary or over MAX_FILE_BYTES, or generated (parse/select.ts). */
-async function readSelected(root: string, rel: string, config: RepoConfig): Promise<Buffer | 'oversized' | 'generated'> {
-  const file = path.join(root, rel);
-  const st = await fs.stat(file);
+/**
+ * A stat is kept only for a file modified at least this long before it was read: a write in the same tick of the
+ * file system's clock right after the read (same size) would leave the same mtime, and go unseen.
+ */
+const RACY_MS = 2000n;
+
+/** A file as read: its content and the stat to store (null: none kept), or the stored checksum when its stat is the stored one. */
+type FileRead = { bytes: Buffer; stat: FileStat | null } | { stored: string };
+
+/**
+ * A file's content, or why it is not indexed: binary or over MAX_FILE_BYTES, or generated (parse/select.ts). A file
+ * whose size and mtime are those stored with its document is not read: its stored checksum stands for it. It was not
+ * excluded then and its content is the same, so it is not now either: no stat is kept for a file included only because
+ * `includeFiles` exempts it from contentExclusion, so that it is read (and excluded) if the config no longer does.
+ */
+async function readSelected(s: CrawlScope, rel: string): Promise<FileRead | 'oversized' | 'generated'> {
+  const file = path.join(s.root, rel);
+  const st = await fs.stat(file, { bigint: true });
+  const settled = st.mtimeNs < (BigInt(Date.now()) - RACY_MS) * 1_000_000n;
+  const stat = s.keepStats && settled ? { size: String(st.size), mtimeNs: String(st.mtimeNs) } : null;
+  const stored = s.stored.get(rel);
+  if (stat && stored?.stat && sameStat(stat, stored.stat)) return { stored: stored.checksum };
   if (st.size > MAX_FILE_BYTES) return 'oversized';
   const bytes = await fs.readFile(file);
   if (bytes.subarray(0, 8000).includes(0)) return 'oversized'; // binary
-  return contentExclusion(rel, st.size, bytes.subarray(0, 2000).toString('utf8'), config) ? 'generated' : bytes;
+  const head = bytes.subarray(0, 2000).toString('utf8');
+  if (contentExclusion(rel, Number(st.size), head, s.config)) return 'generated';
+  const exempted = s.config.includeFiles.length > 0 && contentExclusion(rel, Number(st.size), head, s.withoutIncludes) !== null;
+  return { bytes, stat: exempted ? null : stat };
 }
 
-/** What the crawl works on: the checked-out files, the repository's config, and the scope's stored checksums. */
+/** A stored document: its content's checksum and the file's stat when it was read (null: none kept). */
+type StoredDocument = { checksum: string; stat: FileStat | null };
+
+/** What the crawl works on: the checked-out files, the repository's config, and the scope's stored documents. */
 interface CrawlScope {
   root: string;
   config: RepoConfig;
-  stored: ReadonlyMap<string, string>;
+  /** The config without `includeFiles`: what contentExclusion says of a file when nothing exempts it. */
+  withoutIncludes: RepoConfig;
+  /** Whether files' stats are stored: only for files read in place (a clone or download is new every time). */
+  keepStats: boolean;
+  stored: ReadonlyMap<string, StoredDocument>;
   staging: Staging;
   tally: CrawlTally;
   report: CrawlReporter;
   clock: Stopwatch;
 }
 
-/** One file as read: skipped, unchanged, or changed with its snippets on the way (null: staged before as it is). */
+/**
+ * One file as read: skipped, unchanged (with a new stat to store, when `restat`), or changed with its stat and its
+ * snippets on the way (null: staged before as it is).
+ */
 type ReadFile =
   | { rel: string; skipped: 'oversized' | 'generated' }
-  | { rel: string; checksum: string; unchanged: true }
-  | { rel: string; checksum: string; snippets: Promise<ParsedSnippet[]> | null };
+  | { rel: string; checksum: string; unchanged: true; restat?: { stat: FileStat | null } }
+  | { rel: string; checksum: string; stat: FileStat | null; snippets: Promise<ParsedSnippet[]> | null };
 
 /** Reads a chunk of files at once and sends the changed ones to the parse threads (docindex/parse/pool.ts). */
 async function readChunk(s: CrawlScope, chunk: readonly string[]): Promise<ReadFile[]> {
-  const contents = await s.clock.time('read', () => Promise.all(chunk.map((rel) => readSelected(s.root, rel, s.config))));
+  const contents = await s.clock.time('read', () => Promise.all(chunk.map((rel) => readSelected(s, rel))));
   return chunk.map((rel, j): ReadFile => {
-    const bytes = contents[j]!;
-    if (!Buffer.isBuffer(bytes)) return { rel, skipped: bytes };
-    const checksum = sha(bytes);
-    if (s.stored.get(rel) === checksum) return { rel, checksum, unchanged: true };
-    return { rel, checksum, snippets: s.staging.reusable(rel, checksum) ? null : parsePool().parse(rel, bytes.toString('utf8')) };
+    const read = contents[j]!;
+    if (typeof read === 'string') return { rel, skipped: read };
+    if ('stored' in read) return { rel, checksum: read.stored, unchanged: true };
+    const checksum = sha(read.bytes);
+    const stored = s.stored.get(rel);
+    if (stored?.checksum === checksum) return { rel, checksum, unchanged: true, ...(!sameStat(stored.stat, read.stat) && { restat: { stat: read.stat } }) };
+    const snippets = s.staging.reusable(rel, checksum, read.stat) ? null : parsePool().parse(rel, read.bytes.toString('utf8'));
+    return { rel, checksum, stat: read.stat, snippets };
   });
 }
 
@@ -430,8 +493,10 @@ async function stageFiles(s: CrawlScope, files: readonly string[], signal: Abort
       if ('skipped' in file) s.tally.count(file.skipped);
       else {
         seen.add(file.rel);
-        if ('unchanged' in file) s.tally.count('unchanged');
-        else s.tally.count(await s.staging.changed(file.rel, file.checksum, file.snippets && (await s.clock.time('parse', () => file.snippets!))));
+        if ('unchanged' in file) {
+          if (file.restat) await s.staging.restat(file.rel, file.checksum, file.restat.stat);
+          s.tally.count('unchanged');
+        } else s.tally.count(await s.staging.changed(file.rel, file.checksum, file.snippets && (await s.clock.time('parse', () => file.snippets!)), file.stat));
       }
     }
     s.tally.processed = start + chunk.length;
@@ -465,10 +530,14 @@ async function existingPreviousVersions(deps: ActivityDeps, lib: Library, versio
   return wanted.filter((v) => existing.has(v.tag));
 }
 
-/** The scope's stored documents, file path to checksum: a file with the same checksum now is unchanged. */
-async function storedChecksums(em: EntityManager, lib: Library, version: LibraryVersion | null): Promise<Map<string, string>> {
-  const docs = await em.find(LibraryDocument, { repositoryId: lib.id, versionId: version?.id ?? null }, { fields: ['filePath', 'checksum'] });
-  return new Map(docs.map((d) => [d.filePath, d.checksum]));
+/** The scope's stored documents by file path: a file with the same checksum now (or the same stat) is unchanged. */
+async function storedDocuments(em: EntityManager, lib: Library, version: LibraryVersion | null): Promise<Map<string, StoredDocument>> {
+  // Plain rows: hydrating thousands of entities costs more than the rest of a no-change crawl's bookkeeping.
+  const docs: { file_path: string; checksum: string; size: string | null; mtime_ns: string | null }[] = await em.execute(
+    `select file_path, checksum, size::text, mtime_ns::text from library_document where repository_id = ? and coalesce(version_id, '') = ?`,
+    [lib.id, version?.id ?? ''],
+  );
+  return new Map(docs.map((d) => [d.file_path, { checksum: d.checksum, stat: d.size === null || d.mtime_ns === null ? null : { size: d.size, mtimeNs: d.mtime_ns } }]));
 }
 
 /** What an earlier attempt of the job staged, said in the log when there is any: this attempt resumes from it. */
@@ -491,7 +560,8 @@ function crawlingDetail(lib: Library): string {
 
 /**
  * Stages crawl and parse. Changed and new files are parsed into `staged_document`; deleted files are staged with
- * no content; unchanged files (same checksum as stored) are not read twice. Nothing a reader sees changes here.
+ * no content; unchanged files (same checksum as stored) are not parsed again, and not even read when their size and
+ * mtime are the stored ones (`readSelected`); an unchanged file with a new stat has it staged alone (`restat`). Nothing a reader sees changes here.
  * A retried attempt resumes: files an earlier attempt (or run) of the job already staged with the same checksum
  * are not parsed again, and staged rows this attempt did not produce are dropped at the end.
  */
@@ -517,7 +587,10 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     const files = selectFiles(await walk(root, ctx.signal, () => ctx.heartbeat({ stage: 'crawling' } satisfies CrawlProgress), skip), config).included;
     clock.add('crawl', performance.now() - t0);
     const tally = new CrawlTally(files.length);
-    const s: CrawlScope = { root, config, stored: await storedChecksums(em, lib, version), staging, tally, report, clock };
+    const outside = path.relative(workdir, root);
+    const keepStats = outside === '..' || outside.startsWith(`..${path.sep}`) || path.isAbsolute(outside);
+    const withoutIncludes = { ...config, includeFiles: [] };
+    const s: CrawlScope = { root, config, withoutIncludes, keepStats, stored: await clock.time('stored', () => storedDocuments(em, lib, version)), staging, tally, report, clock };
     await report({ stage: 'parsing', progress: 10, stageDetail: warnings.length ? warnings.join('; ') : `${files.length} files` }, { totalFiles: files.length, processed: 0 }, true);
 
     await clock.time('grammars', () => loadSourceGrammars(files));
@@ -550,15 +623,19 @@ const SNIPPET_ID_SQL = (docId: string, ordinal: string, content: string) =>
  * Replaces the scope's documents and snippets with the staged files, inside PostgreSQL (the snippets never come back
  * to Node): the staged files' stored documents go (their snippets with them), then the changed files' documents and
  * snippets are inserted from the staged rows in one statement each; deleted files (staged empty) are only removed.
+ * Files staged `stat_only` keep their documents and snippets: only the stored stat changes, and only while the stored
+ * content is the one staged.
  */
 async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, version: LibraryVersion | null): Promise<WriteCounts> {
   const scope = [lib.id, version?.id ?? ''];
   const clock = new Stopwatch();
   const t0 = performance.now();
   const [staged] = (await tx.execute(
-    `select count(*) filter (where checksum <> '')::int as written, count(*) filter (where checksum = '')::int as removed from staged_document where job_id = ?`,
+    `select count(*) filter (where checksum <> '' and not stat_only)::int as written, count(*) filter (where checksum = '')::int as removed,
+       count(*) filter (where stat_only)::int as restated
+     from staged_document where job_id = ?`,
     [input.jobId],
-  )) as [{ written: number; removed: number }];
+  )) as [{ written: number; removed: number; restated: number }];
   const counts: WriteCounts = { documentsWritten: staged.written, documentsRemoved: staged.removed, snippetsWritten: 0 };
   if (staged.written || staged.removed) {
     // New vectors go to the GIN index's pending list and are merged into it once, at the end: far cheaper than
@@ -567,12 +644,12 @@ async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, ver
     await clock.time('swap.documents', async () => {
       await tx.execute(
         `delete from library_document where repository_id = ? and coalesce(version_id, '') = ?
-           and file_path in (select file_path from staged_document where job_id = ?)`,
+           and file_path in (select file_path from staged_document where job_id = ? and not stat_only)`,
         [...scope, input.jobId],
       );
       await tx.execute(
-        `insert into library_document (id, repository_id, version_id, file_path, checksum, indexed_at)
-         select ${DOCUMENT_ID_SQL('file_path')}, ?, ?, file_path, checksum, now() from staged_document where job_id = ? and checksum <> ''`,
+        `insert into library_document (id, repository_id, version_id, file_path, checksum, size, mtime_ns, indexed_at)
+         select ${DOCUMENT_ID_SQL('file_path')}, ?, ?, file_path, checksum, size, mtime_ns, now() from staged_document where job_id = ? and checksum <> '' and not stat_only`,
         [...scope, lib.id, version?.id ?? null, input.jobId],
       );
     });
@@ -582,7 +659,7 @@ async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, ver
       `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at, search_vector)
        select ${SNIPPET_ID_SQL('d.doc_id', 's.ordinal', 's.content')}, d.doc_id, ?, ?, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.ordinal, now(),
          d.vectors[s.n::int]
-       from (select ${DOCUMENT_ID_SQL('file_path')} as doc_id, file_path, snippets, vectors from staged_document where job_id = ? and checksum <> '') d,
+       from (select ${DOCUMENT_ID_SQL('file_path')} as doc_id, file_path, snippets, vectors from staged_document where job_id = ? and checksum <> '' and not stat_only) d,
          rows from (jsonb_to_recordset(d.snippets) as (type text, title text, content text, language text, breadcrumb text, "tokenCount" int, ordinal int))
            with ordinality as s(type, title, content, language, breadcrumb, token_count, ordinal, n)
        order by d.file_path, s.n`,
@@ -590,6 +667,13 @@ async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, ver
       'run',
     ));
     counts.snippetsWritten = inserted.affectedRows;
+  }
+  if (staged.restated) {
+    await clock.time('swap.stats', () => tx.execute(
+      `update library_document d set size = s.size, mtime_ns = s.mtime_ns from staged_document s
+       where s.job_id = ? and s.stat_only and d.repository_id = ? and coalesce(d.version_id, '') = ? and d.file_path = s.file_path and d.checksum = s.checksum`,
+      [input.jobId, ...scope],
+    ));
   }
   await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
   if (counts.snippetsWritten) await clock.time('swap.gin', () => tx.execute(`select gin_clean_pending_list('snippet_search_vector_index')`));

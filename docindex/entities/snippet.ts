@@ -4,7 +4,8 @@ import { Library, LibraryVersion } from './library.js';
 
 /**
  * One indexed file of a library at its default branch (versionId null) or at a version. The checksum lets a
- * re-index skip files that did not change.
+ * re-index skip files that did not change; the size and modification time (nanoseconds), when kept, let it skip
+ * reading them (docindex/pipeline.ts, `readSelected`).
  */
 export const LibraryDocument = defineEntity({
   name: 'LibraryDocument',
@@ -15,6 +16,9 @@ export const LibraryDocument = defineEntity({
     versionId: () => p.manyToOne(LibraryVersion).mapToPk().joinColumn('version_id').deleteRule('cascade').nullable(),
     filePath: p.text(),
     checksum: p.string(),
+    /** The file's size and mtime when it was read; null when not kept (then the file is always read). */
+    size: p.bigint('string').nullable(),
+    mtimeNs: p.bigint('string').nullable(),
     indexedAt: p.datetime(),
   }),
   uniques: [
@@ -136,6 +140,11 @@ export const StagedDocument = defineEntity({
     filePath: p.text().primary(),
     checksum: p.string(),
     snippets: p.json<unknown[]>(),
+    /** The file's stat as read, for its document (null: not kept). */
+    size: p.bigint('string').nullable(),
+    mtimeNs: p.bigint('string').nullable(),
+    /** Content unchanged, only the stat: the swap updates the stored document's stat and keeps its snippets. */
+    statOnly: p.boolean().default(false),
     /** Each staged snippet's `search_vector`, in order, computed while the crawl goes on; null until then. */
     vectors: p.string().columnType('tsvector[]').nullable().lazy(true, false),
   }),

@@ -43,8 +43,9 @@ const ctx = (): StepContext => ({ heartbeat: () => undefined, signal: new AbortC
 const outcome = (p: Promise<unknown>) => p.then(() => 'resolved', (err: unknown) => failureType(err) ?? String(err));
 const documents = async () =>
   ((await em().execute('select file_path from library_document where repository_id = ? order by file_path', [libraryId])) as { file_path: string }[]).map((r) => r.file_path);
+/** Files staged with content or deleted (the files just indexed also have their stats staged alone: `stat_only`). */
 const stagedRows = async (jobId: string) =>
-  ((await em().execute('select file_path from staged_document where job_id = ? order by file_path', [jobId])) as { file_path: string }[]).map((r) => r.file_path);
+  ((await em().execute('select file_path from staged_document where job_id = ? and not stat_only order by file_path', [jobId])) as { file_path: string }[]).map((r) => r.file_path);
 
 /** An unfinished indexing job of the library, owned by run `current`. */
 async function ownedJob(): Promise<{ job: Job; step: (runId: string) => IndexStep }> {
