@@ -14,7 +14,7 @@ import type { Scope } from './keyword.js';
  */
 
 /**
- * Rows per chunk: 2,500 rows of 384 float32 are 3.8 MB. Chunks are read in parallel; at 100k rows, 2,500 loaded faster
+ * Rows per chunk: 2,500 rows of 384 float32 are 3.8 MB. Measured with every chunk read at once: at 100k rows, 2,500 loaded faster
  * than 10,000 and 25,000, which were slower than reading the rows (bench/README.md, "Context").
  */
 export const PACK_CHUNK_ROWS = 2_500;
@@ -100,13 +100,12 @@ export function packInsert(scope: Scope, profileId: string, chunkRows: number): 
 
 /**
  * The scope's packed vectors under the profile, or undefined when there is no pack or it is not the scope's current
- * one. The chunks are read in parallel, each only while it still has the fingerprint that was checked.
+ * one. The chunks are read two at a time, each only while it still has the fingerprint that was checked.
  */
 export async function readVectorPack(em: EntityManager, scope: Scope, profileId: string): Promise<PackedVectors | undefined> {
   const [stored, current] = await Promise.all([storedPack(em, scope, profileId), currentFingerprint(em, scope, profileId)]);
   if (!stored || stored.fingerprint !== current) return undefined;
-  const chunks = await Promise.all(
-    Array.from({ length: stored.chunks }, async (_, chunk) => {
+  const chunks = await inTurns(stored.chunks, PACK_READ_PARALLEL, async (chunk) => {
       // As base64, not the driver's hex: a third fewer bytes to send and decode (bench/README.md, "Context").
       const rows: { dimensions: number; ids: string; pages: string; vectors: string }[] = await em.execute(
         `select dimensions, ids, encode(pages, 'base64') as pages, encode(vectors, 'base64') as vectors from vector_pack where ${packWhere} and chunk = ? and fingerprint = ?`,
@@ -114,8 +113,7 @@ export async function readVectorPack(em: EntityManager, scope: Scope, profileId:
       );
       const row = rows[0];
       return row && { dimensions: row.dimensions, ids: row.ids, pages: Buffer.from(row.pages, 'base64'), vectors: Buffer.from(row.vectors, 'base64') };
-    }),
-  );
+  });
   if (chunks.some((c) => !c || c.dimensions !== chunks[0]!.dimensions)) return undefined;
   const dims = chunks[0]!.dimensions;
   const ids: string[] = [];
@@ -142,6 +140,27 @@ export async function readVectorPack(em: EntityManager, scope: Scope, profileId:
       return floats[c]!.subarray(at, at + dims);
     },
   };
+}
+
+/**
+ * Chunks read at once: two keep both cores busy (PostgreSQL encoding one while Node decodes another) and leave the
+ * connection pool to the requests a warm-up runs beside.
+ */
+const PACK_READ_PARALLEL = 2;
+
+/** `count` tasks, at most `parallel` at a time; results in task order. */
+async function inTurns<T>(count: number, parallel: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const out = new Array<T>(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        out[i] = await task(i);
+      }
+    }),
+  );
+  return out;
 }
 
 /** The bytes as float32 (copied when they do not start at a multiple of 4). */

@@ -25,9 +25,15 @@ export interface WarmDeps {
  * keys its next query looks up, the vectors from the pack the embed stage wrote (vector-pack.ts). Warm-ups run one at
  * a time; one that fails is only logged, and the query loads what it needs itself.
  */
+let queue = Promise.resolve();
+
+/** Settles once every warm-up queued so far has run (for benchmarks that measure what follows one). */
+export function warmupsIdle(): Promise<void> {
+  return queue;
+}
+
 export function startWarmup(deps: WarmDeps): void {
   const log = deps.log.child('warm-up');
-  let queue = Promise.resolve();
   const enqueue = (what: string, run: () => Promise<unknown>) => {
     queue = queue.then(async () => {
       const t0 = performance.now();
