@@ -19,7 +19,7 @@ import { rerankProfileRoutes } from './routes/rerank-profiles.js';
 import { closeRerankers } from './rerank/providers.js';
 import { context7ErrorBody } from './search/context7.js';
 import { closeSearch } from './search/search.js';
-import { startWarmup } from './search/warm.js';
+import { startWarmup, stopWarmups } from './search/warm.js';
 import { createRefreshActivities } from './refresh/activities.js';
 import { reconcileRefreshSchedules } from './refresh/schedules.js';
 import { sealPlainSecrets } from './secrets.js';
@@ -49,6 +49,7 @@ export const docIndexService: ServiceModule = {
     if (counts.failed) deps.log.warn('some refresh schedules could not be set up; they are tried again at the next start', counts);
   },
   stop: async () => {
+    stopWarmups();
     await closeProviders();
     await closeRerankers();
     await closeSearch();

@@ -214,7 +214,7 @@ export class KeywordIndex implements Cached {
   ) {
     let keys = 0;
     for (const lexeme of lexemes.keys()) keys += 2 * lexeme.length + 80;
-    this.bytes = starts.byteLength + docs.byteLength + positionStarts.byteLength + positions.byteLength + lengths.byteLength + keys + ids.length * 100;
+    this.bytes = starts.byteLength + docs.byteLength + positionStarts.byteLength + positions.byteLength + lengths.byteLength + keys + ids.length * (100 + 15);
   }
 
   get size(): number {
@@ -251,8 +251,7 @@ export class KeywordIndex implements Cached {
     const items = operands(q);
     const ranges = items.map((lexeme) => this.postings(lexeme));
     if (isDisjunction(q)) {
-      const sums = new Float32Array(this.ids.length);
-      const seen = new Uint8Array(this.ids.length);
+      const { sums, termSeen: seen } = this.scratch();
       let touched = new Int32Array(64);
       let count = 0;
       for (const range of ranges) {
@@ -274,7 +273,12 @@ export class KeywordIndex implements Cached {
       }
       const docs = touched.slice(0, count).sort();
       const tf = new Float64Array(count);
-      for (let i = 0; i < count; i++) tf[i] = Math.fround(sums[docs[i]!]! / items.length) * UNIT;
+      for (let i = 0; i < count; i++) {
+        const d = docs[i]!;
+        tf[i] = Math.fround(sums[d]! / items.length) * UNIT;
+        sums[d] = 0;
+        seen[d] = 0;
+      }
       return { docs, tf };
     }
     const lexemesOf = (d: number) => (lexeme: string) => {
@@ -316,33 +320,44 @@ export class KeywordIndex implements Cached {
    */
   rank(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Candidate[] {
     const n = this.ids.length;
-    const excluded = new Uint8Array(n);
-    for (const q of exclude) for (const d of this.termMatches(q).docs) excluded[d] = 1;
-    const perTerm = terms.map((q) => (q ? this.termMatches(q) : { docs: new Int32Array(0), tf: new Float64Array(0) }));
-    // As in the SQL, a term's df counts the snippets it is read in: excluded ones are not.
-    const idf = perTerm.map((m) => {
-      let df = 0;
-      for (const d of m.docs) if (!excluded[d]) df++;
-      return Math.log(1 + (Math.max(Math.max(1, n) - df, 0) + 0.5) / (df + 0.5));
-    });
-    const scores = new Float64Array(n);
-    const seen = new Uint8Array(n);
-    const candidates = new Int32Array(perTerm.reduce((sum, m) => sum + m.docs.length, 0));
+    const { excluded, scores, seen } = this.scratch();
+    const excludedDocs = exclude.map((q) => this.termMatches(q).docs);
+    for (const docs of excludedDocs) for (const d of docs) excluded[d] = 1;
+    let candidates = new Int32Array(0);
     let count = 0;
-    for (let t = 0; t < perTerm.length; t++) {
-      const { docs, tf } = perTerm[t]!;
-      for (let i = 0; i < docs.length; i++) {
-        const d = docs[i]!;
-        if (excluded[d]) continue;
-        if (!seen[d]) {
-          seen[d] = 1;
-          candidates[count++] = d;
+    let perTerm: TermMatches[];
+    let idf: number[];
+    let best: number[];
+    try {
+      perTerm = terms.map((q) => (q ? this.termMatches(q) : { docs: new Int32Array(0), tf: new Float64Array(0) }));
+      // As in the SQL, a term's df counts the snippets it is read in: excluded ones are not.
+      idf = perTerm.map((m) => {
+        let df = 0;
+        for (const d of m.docs) if (!excluded[d]) df++;
+        return Math.log(1 + (Math.max(Math.max(1, n) - df, 0) + 0.5) / (df + 0.5));
+      });
+      candidates = new Int32Array(perTerm.reduce((sum, m) => sum + m.docs.length, 0));
+      for (let t = 0; t < perTerm.length; t++) {
+        const { docs, tf } = perTerm[t]!;
+        for (let i = 0; i < docs.length; i++) {
+          const d = docs[i]!;
+          if (excluded[d]) continue;
+          if (!seen[d]) {
+            seen[d] = 1;
+            candidates[count++] = d;
+          }
+          scores[d]! += this.termScore(idf[t]!, tf[i]!, d);
         }
-        scores[d]! += this.termScore(idf[t]!, tf[i]!, d);
       }
+      // The best `pool` by score then id: a bounded selection, since a common word matches tens of thousands.
+      best = topBy(candidates.subarray(0, count), pool, scores, this.ids);
+    } finally {
+      for (let i = 0; i < count; i++) {
+        scores[candidates[i]!] = 0;
+        seen[candidates[i]!] = 0;
+      }
+      for (const docs of excludedDocs) for (const d of docs) excluded[d] = 0;
     }
-    // The best `pool` by score then id: a bounded selection, since a common word matches tens of thousands.
-    const best = topBy(candidates.subarray(0, count), pool, scores, this.ids);
     return best.map((d) => {
       const termScores = perTerm.map((m, t) => {
         const i = indexOf(m.docs, d);
@@ -350,6 +365,19 @@ export class KeywordIndex implements Cached {
       });
       return { id: this.ids[d]!, documentId: this.documents[d]!, terms: termScores, score: termScores.reduce((a, b) => a + b, 0) };
     });
+  }
+
+  private scratchSpace: { sums: Float32Array; termSeen: Uint8Array; scores: Float64Array; seen: Uint8Array; excluded: Uint8Array } | undefined;
+
+  /**
+   * Per-snippet arrays for one ranking at a time (ranking runs to its end without awaiting), zeroed again where they
+   * were used: a query at 100k snippets would otherwise allocate a megabyte or two, and the garbage collector's pauses
+   * showed in the p95.
+   */
+  private scratch() {
+    const n = this.ids.length;
+    this.scratchSpace ??= { sums: new Float32Array(n), termSeen: new Uint8Array(n), scores: new Float64Array(n), seen: new Uint8Array(n), excluded: new Uint8Array(n) };
+    return this.scratchSpace;
   }
 
   private termScore(idf: number, tf: number, d: number): number {

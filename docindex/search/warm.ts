@@ -1,7 +1,7 @@
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
 import type { Orm } from '../../db/orm.js';
-import type { EventHub } from '../../jobs/hub.js';
+import type { EventHub, Subscription } from '../../jobs/hub.js';
 import type { StoredEvent } from '../../jobs/events.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import { ModelUnavailableError } from '../embeddings/provider.js';
@@ -32,17 +32,33 @@ export function warmupsIdle(): Promise<void> {
   return queue;
 }
 
+/** The warm-ups this process runs (one per API in it), stopped at shutdown. */
+const running = new Set<{ stopped: boolean; subscription?: Subscription }>();
+
+/** Stops every warm-up: none starts after this, and one still running may fail quietly as the pool closes. */
+export function stopWarmups(): void {
+  for (const w of running) {
+    w.stopped = true;
+    w.subscription?.close();
+  }
+  running.clear();
+}
+
 export function startWarmup(deps: WarmDeps): void {
   const log = deps.log.child('warm-up');
+  const state: { stopped: boolean; subscription?: Subscription } = { stopped: false };
+  running.add(state);
   const enqueue = (what: string, run: () => Promise<unknown>) => {
     queue = queue.then(async () => {
+      if (state.stopped) return;
       const t0 = performance.now();
       try {
         await run();
         log.debug(`warmed ${what}`, { ms: Math.round(performance.now() - t0) });
       } catch (err) {
-        // A model that is not there (downloads off, nothing indexed with it yet) is not this process's to report.
-        const say = err instanceof ModelUnavailableError ? log.debug.bind(log) : log.warn.bind(log);
+        // A model that is not there (downloads off, nothing indexed with it yet) is not this process's to report,
+        // nor a failure while the process shuts down.
+        const say = err instanceof ModelUnavailableError || state.stopped ? log.debug.bind(log) : log.warn.bind(log);
         say(`could not warm ${what}; the next query loads it`, { error: (err as Error).message });
       }
     });
@@ -53,7 +69,10 @@ export function startWarmup(deps: WarmDeps): void {
     const scope: Scope = { repositoryId: e.data.repositoryId, versionId: typeof e.data.versionId === 'string' ? e.data.versionId : null };
     enqueue(`the indexes of ${scope.repositoryId}${scope.versionId ? ` (${scope.versionId})` : ''}`, () => warmScope(deps, scope));
   };
-  deps.hub.subscribe(`kind:${indexJobKind.name}`, onEvent).catch((err: Error) => log.warn('not warming scopes after indexing', { error: err.message }));
+  deps.hub.subscribe(`kind:${indexJobKind.name}`, onEvent).then(
+    (subscription) => (state.stopped ? subscription.close() : (state.subscription = subscription)),
+    (err: Error) => log.warn('not warming scopes after indexing', { error: err.message }),
+  );
 }
 
 /** Loads the active local model when it is on disk: a download is an indexing job's to make, with its progress. */
