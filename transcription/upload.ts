@@ -1,4 +1,5 @@
-import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -46,6 +47,8 @@ export async function receiveUpload(ctx: Context, dir: string, maxBytes: number)
   let failure: Error | undefined;
   let partial: string | undefined;
   const writes: Promise<void>[] = [];
+  /** The files being written: one destroyed before its open finished still creates its file, then closes it. */
+  const sinks: WriteStream[] = [];
   /** The file part being written, stopped should the body never finish (aborted, malformed, drained). */
   let active: Readable | undefined;
 
@@ -80,7 +83,9 @@ export async function receiveUpload(ctx: Context, dir: string, maxBytes: number)
     const p = partial;
     active = stream;
     // Piped at once (the directory exists already): no chunk can flow past before the file is there.
-    const written = pipeline(stream, createWriteStream(p, { flags: 'wx' }));
+    const sink = createWriteStream(p, { flags: 'wx' });
+    sinks.push(sink);
+    const written = pipeline(stream, sink);
     writes.push(
       (async () => {
         await written;
@@ -125,6 +130,8 @@ export async function receiveUpload(ctx: Context, dir: string, maxBytes: number)
     }
   }
   await Promise.all(writes);
+  // A write stopped early may still be opening its file: it must be closed before the file can be deleted.
+  await Promise.all(sinks.map((sink) => (sink.closed ? undefined : once(sink, 'close').catch(() => undefined))));
   if (failure || !file) {
     if (partial) await fs.rm(partial, { force: true });
     if (file) await fs.rm(path.join(dir, file.storedName), { force: true });
