@@ -244,8 +244,8 @@ export class KeywordIndex implements Cached {
 
   /**
    * One term's matches. A query of lexemes joined by `|` (a word and its stem, the usual term) is ranked straight
-   * from the postings, each snippet's sum built in ts_rank's order; any other (a phrase) is matched and ranked
-   * snippet by snippet over the snippets holding one of its words.
+   * from the postings, each snippet's sum built in ts_rank's order; any other (a phrase) finds its snippets by
+   * `matching` and ranks them one by one.
    */
   private termMatches(q: TsQuery): TermMatches {
     const items = operands(q);
