@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Ranked, Scope } from './keyword.js';
 import { layoutBytes, mergeTop, scanRange, type Layout, type Top } from './scan.js';
 import type { ScanPool } from './scan-pool.js';
+import { ScopeCache } from './scope-cache.js';
 import { dotsKernel, LANES_PER_STEP, type Dots } from './simd.js';
 import { readVectorPack } from './vector-pack.js';
 
@@ -90,57 +91,8 @@ export class Matrix {
   }
 }
 
-export class VectorCache {
-  private readonly entries = new Map<string, Matrix>();
-  private readonly loading = new Map<string, Promise<Matrix>>();
-  private bytes = 0;
-
-  constructor(private readonly maxBytes: number) {}
-
-  get size(): { entries: number; bytes: number } {
-    return { entries: this.entries.size, bytes: this.bytes };
-  }
-
-  async get(key: string, load: () => Promise<Matrix>): Promise<Matrix> {
-    const hit = this.entries.get(key);
-    if (hit) {
-      this.entries.delete(key); // re-insert: Map order is the recency order
-      this.entries.set(key, hit);
-      return hit;
-    }
-    let pending = this.loading.get(key);
-    if (!pending) {
-      pending = load().finally(() => this.loading.delete(key));
-      this.loading.set(key, pending);
-      const m = await pending;
-      // Older stamps of the same scope are dead weight.
-      const scope = key.slice(0, key.lastIndexOf('|'));
-      for (const [k, e] of this.entries) {
-        if (k.slice(0, k.lastIndexOf('|')) === scope) this.drop(k, e);
-      }
-      if (m.bytes <= this.maxBytes) {
-        this.entries.set(key, m);
-        this.bytes += m.bytes;
-        for (const [k, e] of this.entries) {
-          if (this.bytes <= this.maxBytes) break;
-          this.drop(k, e);
-        }
-      }
-      return m;
-    }
-    return pending;
-  }
-
-  private drop(key: string, e: Matrix): void {
-    this.entries.delete(key);
-    this.bytes -= e.bytes;
-    e.dispose();
-  }
-
-  clear(): void {
-    for (const [k, e] of this.entries) this.drop(k, e);
-  }
-}
+/** The process's matrices, by scope, profile and stamp (scope-cache.ts). */
+export class VectorCache extends ScopeCache<Matrix> {}
 
 /**
  * Reads a scope's vectors of one profile (rows of another dimension than most are skipped), in snippet id order: from
