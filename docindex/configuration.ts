@@ -57,6 +57,10 @@ export interface RerankConfig {
   weight: number;
 }
 
+/** Where semantic search runs (SEARCH_VECTORS): in each API process's memory, or in PostgreSQL with pgvector. */
+export const VECTOR_STORES = ['memory', 'pgvector'] as const;
+export type VectorStore = (typeof VECTOR_STORES)[number];
+
 /** The documentation index's settings, at the configuration's top level (and its `embeddings`). */
 export interface DocIndexConfig {
   /** How long an indexing step may go without progress (a heartbeat) before Temporal retries it on another worker. */
@@ -72,10 +76,16 @@ export interface DocIndexConfig {
    * folder of the user running Gristmill. Never empty: `/` is how to allow everywhere. See docindex/local-folders.ts.
    */
   localSourceRoots: string[];
+  /**
+   * Semantic search: where vectors are searched (SEARCH_VECTORS): `memory`, matrices in each API process, or
+   * `pgvector`, in PostgreSQL (docindex/search/pgvector.ts).
+   */
+  searchVectors: VectorStore;
   /** Semantic search: the most memory the in-process vector matrices may take (SEARCH_VECTOR_CACHE_MB). */
   searchVectorCacheBytes: number;
-  /** Semantic search: threads that scan vectors (SEARCH_THREADS; 0 = on the event loop). */
+  /** Keyword search: the most memory the in-process keyword indexes may take (SEARCH_KEYWORD_CACHE_MB). */
   searchKeywordCacheBytes: number;
+  /** Semantic search: threads that scan vectors (SEARCH_THREADS; 0 = on the event loop). */
   searchThreads: number;
   /** Keyword search: the most matches a query reads, shared between its terms (SEARCH_RANK_CANDIDATES); see docindex/search/keyword.ts. */
   searchRankCandidates: number;
@@ -156,6 +166,12 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, Nested> & {
       'which versions a refresh registers and indexes, unless the library sets its own: `none`, `latest`, `minors:N` (the newest patch of each ' +
       'of the last N minor lines), `majors:N`, `match:<glob>` or `match:/<regex>/`, combined with `,`; pre-releases and yanked versions only ' +
       'by a `match:` (docindex/refresh/policy.ts)',
+  },
+  searchVectors: {
+    variable: 'SEARCH_VECTORS', section: 'search', parse: oneOf(VECTOR_STORES), default: 'memory',
+    meaning:
+      "where semantic search runs: `memory`, each API process scans the library's vectors in memory; `pgvector`, PostgreSQL does (it needs the " +
+      'pgvector extension; the vectors live in a `vector` column and API processes hold none: docs/documentation-index.md, "Vector search in PostgreSQL")',
   },
   searchVectorCacheBytes: {
     variable: 'SEARCH_VECTOR_CACHE_MB', section: 'search', parse: refine(int(1, 1_048_576), (mb) => mb * MB), default: '512',

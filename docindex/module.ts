@@ -20,6 +20,7 @@ import { closeRerankers } from './rerank/providers.js';
 import { context7ErrorBody } from './search/context7.js';
 import { closeSearch } from './search/search.js';
 import { startWarmup, stopWarmups } from './search/warm.js';
+import { ensurePgvector } from './search/pgvector.js';
 import { createRefreshActivities } from './refresh/activities.js';
 import { reconcileRefreshSchedules } from './refresh/schedules.js';
 import { sealPlainSecrets } from './secrets.js';
@@ -42,6 +43,7 @@ export const docIndexService: ServiceModule = {
   start: async ({ orm, config, log }) => {
     await sealPlainSecrets(orm, config, log);
     await ensureDefaultProfile(orm.em, config, log);
+    if (config.searchVectors === 'pgvector') await ensurePgvector(orm, log);
   },
   // Every library's refresh schedule (docindex/refresh/schedules.ts): those made before schedules, a changed default.
   schedules: async (deps) => {

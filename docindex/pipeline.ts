@@ -24,6 +24,7 @@ import { versionIdOf } from './ids.js';
 import { checkoutSource } from './sources/index.js';
 import { indexDetail, type IndexJobDetail } from './kind.js';
 import { refreshTermStatistics } from './search/keyword.js';
+import { ensureProfileIndex, EXACT_MAX_ROWS, fillVectorColumn, scopeVectors, vectorText } from './search/pgvector.js';
 import { writeVectorPack } from './search/vector-pack.js';
 import { StagedVectors } from './staged-vectors.js';
 
@@ -757,14 +758,27 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
     if (!page.length) break;
     for (const rows of tokenBatches(page, (r) => r.token_count, EMBED_BATCH_LIMITS)) {
       ctx.signal.throwIfAborted();
-      embedded += await embedBatch(em, provider, input, rows, ctx.signal);
+      embedded += await embedBatch(em, provider, input, rows, ctx.signal, deps.config.searchVectors === 'pgvector');
       ctx.heartbeat({ embedded });
       const done = Math.min(embedded, total);
       await setStage(deps, input, { progress: 80 + Math.floor((15 * done) / Math.max(total, 1)), stageDetail: detail(done) }, { embedded: done });
     }
   }
-  await packVectors(deps, input, provider.profileId);
+  if (deps.config.searchVectors === 'pgvector') await indexInPostgres(em, input, provider.profileId);
+  else await packVectors(deps, input, provider.profileId);
   return { embedded, provider: provider.model };
+}
+
+/**
+ * SEARCH_VECTORS=pgvector (docindex/search/pgvector.ts): the scope's rows written without their `vector` (by an
+ * earlier attempt of a memory-mode worker, say) get it, and a scope too big for exact search gets its profile's HNSW
+ * index. API processes load nothing, so there is no pack to write.
+ */
+async function indexInPostgres(em: EntityManager, input: IndexStep, profileId: string): Promise<void> {
+  const scope = { repositoryId: input.repositoryId, versionId: input.versionId };
+  await fillVectorColumn(em, scope);
+  const { rows, dims } = await scopeVectors(em, scope, profileId);
+  if (rows > EXACT_MAX_ROWS) await ensureProfileIndex(em, profileId, dims);
 }
 
 /**
@@ -789,14 +803,21 @@ async function embedBatch(
   input: IndexStep,
   rows: { id: string; title: string | null; breadcrumb: string | null; content: string }[],
   signal: AbortSignal,
+  inPostgres: boolean,
 ): Promise<number> {
   const vectors = await embedAs(provider, 'passage', rows.map((r) => [r.breadcrumb, r.title, r.content].filter(Boolean).join('\n')), signal);
   if (vectors.length !== rows.length) throw new PermanentError(`${provider.model} returned ${vectors.length} vectors for ${rows.length} texts`);
+  const values = rows.map((r, i) => ({
+    id: r.id,
+    v: Buffer.from(vectors[i]!.buffer, vectors[i]!.byteOffset, vectors[i]!.byteLength).toString('base64'),
+    ...(inPostgres && { x: vectorText(vectors[i]!) }),
+  }));
+  // With SEARCH_VECTORS=pgvector the row also gets its `vector` (docindex/search/pgvector.ts).
   await em.execute(
-    `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at)
-     select id, ?, ?, ?, ?, decode(v, 'base64'), now() from json_to_recordset(?::json) as t(id text, v text)
+    `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at${inPostgres ? ', embedding_vector' : ''})
+     select id, ?, ?, ?, ?, decode(v, 'base64'), now()${inPostgres ? ', x::vector' : ''} from json_to_recordset(?::json) as t(id text, v text, x text)
      on conflict do nothing`,
-    [provider.profileId, input.repositoryId, provider.model, vectors[0]!.length, JSON.stringify(rows.map((r, i) => ({ id: r.id, v: Buffer.from(vectors[i]!.buffer, vectors[i]!.byteOffset, vectors[i]!.byteLength).toString('base64') })))],
+    [provider.profileId, input.repositoryId, provider.model, vectors[0]!.length, JSON.stringify(values)],
   );
   return rows.length;
 }

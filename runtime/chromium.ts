@@ -1,7 +1,8 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Logger } from '../core/log.js';
 import { isExecutable, onPath, toolNotFound } from '../core/binaries.js';
+import { aptInstall, aptUnavailable } from './apt.js';
 
 /**
  * Chromium for the browser tests (test/web). Like ffmpeg and yt-dlp (core/tools.ts), nothing has to be installed
@@ -34,35 +35,6 @@ async function probe(path: string, source: string): Promise<Chromium> {
   return { path, source, version: stdout.trim().split('\n')[0]! };
 }
 
-/** Runs a command with its output in the log (apt takes a while; silence would look like a hang). */
-function loud(log: Logger, command: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let tail = '';
-    const keep = (chunk: Buffer) => {
-      tail = (tail + chunk.toString()).slice(-2000);
-      for (const line of chunk.toString().split('\n')) if (line.trim()) log.debug(line.trim());
-    };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${tail.trim().split('\n').at(-1)}`))));
-  });
-}
-
-async function aptInstall(log: Logger): Promise<void> {
-  const args = ['install', '-y', '--no-install-recommends', 'chromium'];
-  log.info('installing chromium with apt-get (a few minutes the first time)');
-  try {
-    await loud(log, 'apt-get', args);
-  } catch (err) {
-    // A fresh container has no package lists yet.
-    log.info('apt-get install failed; running apt-get update and trying again', { error: firstLine(err) });
-    await loud(log, 'apt-get', ['update']);
-    await loud(log, 'apt-get', args);
-  }
-}
-
 /** Finds Chromium (see the order above), installing it when allowed; fails with one message that lists every way. */
 export async function findChromium(log: Logger, o: FindChromiumOptions = {}): Promise<Chromium> {
   const env = o.env ?? process.env;
@@ -89,19 +61,18 @@ export async function findChromium(log: Logger, o: FindChromiumOptions = {}): Pr
   const found = await tryAll();
   if (found) return found;
 
-  const isRoot = process.getuid?.() === 0;
-  const apt = await onPath('apt-get', env);
-  if (o.install !== false && isRoot && apt) {
+  const unavailable = await aptUnavailable(env);
+  if (o.install !== false && !unavailable) {
     try {
-      await aptInstall(log);
+      await aptInstall(log, ['chromium']);
       const installed = await tryAll();
       if (installed) return { ...installed, source: 'apt-get' };
       failures.push('apt-get installed chromium but no executable was found');
     } catch (err) {
       failures.push(`apt-get: ${firstLine(err)}`);
     }
-  } else if (o.install !== false) {
-    failures.push(isRoot ? 'apt-get is not available' : 'not root, so it cannot be installed with apt-get');
+  } else if (o.install !== false && unavailable) {
+    failures.push(unavailable);
   }
   throw toolNotFound('Chromium was not found', failures, [
     "install it: apt-get install chromium (Debian), or your distribution's chromium package, so that it is on PATH",

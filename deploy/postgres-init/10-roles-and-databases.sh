@@ -3,7 +3,8 @@
 # /docker-entrypoint-initdb.d once, when it initialises an empty data volume, never again; it sources this file
 # (or executes it, if it is executable), so the file only reads variables and runs psql.
 #
-#   gristmill            owned by role gristmill  (Gristmill's own migrations create the tables at start)
+#   gristmill            owned by role gristmill  (Gristmill's own migrations create the tables at start), with
+#                        the pgvector extension (created here: Gristmill's role is no superuser)
 #   temporal             owned by role temporal   (the temporal-schema service applies Temporal's schema)
 #   temporal_visibility  owned by role temporal
 #
@@ -23,4 +24,8 @@ CREATE DATABASE temporal OWNER temporal;
 CREATE DATABASE temporal_visibility OWNER temporal;
 REVOKE CONNECT, TEMPORARY ON DATABASE temporal FROM PUBLIC;
 REVOKE CONNECT, TEMPORARY ON DATABASE temporal_visibility FROM PUBLIC;
+
+-- pgvector for semantic search (SEARCH_VECTORS=pgvector): only a superuser may create it.
+\connect gristmill
+CREATE EXTENSION IF NOT EXISTS vector;
 SQL

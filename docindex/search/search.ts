@@ -8,6 +8,7 @@ import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { type KeywordIndex, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
+import { pgvectorTopK, scopeVectors, type ScopeVectors } from './pgvector.js';
 import { ScopeCache } from './scope-cache.js';
 import { UnsupportedQueryError } from './tsquery.js';
 import { ScanPool } from './scan-pool.js';
@@ -84,6 +85,23 @@ export function scopeStamp(indexedAt: Date | null | undefined): string {
 export function scopeMatrix(config: Config, em: EntityManager, scope: Scope, provider: Pick<EmbeddingProvider, 'profileId' | 'model'>, stamp: string): Promise<Matrix> {
   const key = `${scope.repositoryId}|${scope.versionId ?? ''}|${provider.profileId}|${provider.model}|${stamp}`;
   return vectorCache(config).get(key, () => loadMatrix(em, scope, provider.profileId, scanPool(config)));
+}
+
+/**
+ * A scope's vector count and length in PostgreSQL (SEARCH_VECTORS=pgvector), read once per index stamp: one small
+ * map per process, emptied when it grows past a thousand scopes.
+ */
+const pgvectorScopes = new Map<string, Promise<ScopeVectors>>();
+function scopeVectorsCached(em: EntityManager, scope: Scope, profileId: string, stamp: string): Promise<ScopeVectors> {
+  const key = `${scope.repositoryId}|${scope.versionId ?? ''}|${profileId}|${stamp}`;
+  let found = pgvectorScopes.get(key);
+  if (!found) {
+    if (pgvectorScopes.size >= 1000) pgvectorScopes.clear();
+    found = scopeVectors(em, scope, profileId);
+    pgvectorScopes.set(key, found);
+    found.catch(() => pgvectorScopes.delete(key));
+  }
+  return found;
 }
 
 /** How long a scope whose keyword index failed to load is ranked in SQL before the index is tried again. */
@@ -194,15 +212,21 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
   if (!provider) return fallback();
 
   const semanticRanked = async (depth: number): Promise<Ranked[] | undefined> => {
-    let matrix: Matrix;
-    try {
-      matrix = await scopeMatrix(deps.config, em, req.scope, provider, req.stamp);
-    } catch (err) {
-      if (!(err instanceof MatrixTooLargeError)) throw err;
-      deps.log.warn('answering by keyword', { error: err.message });
-      return undefined;
+    let matrix: Matrix | undefined;
+    let inPostgres: ScopeVectors | undefined;
+    if (deps.config.searchVectors === 'pgvector') {
+      inPostgres = await scopeVectorsCached(em, req.scope, provider.profileId, req.stamp);
+      if (!inPostgres.rows) return undefined;
+    } else {
+      try {
+        matrix = await scopeMatrix(deps.config, em, req.scope, provider, req.stamp);
+      } catch (err) {
+        if (!(err instanceof MatrixTooLargeError)) throw err;
+        deps.log.warn('answering by keyword', { error: err.message });
+        return undefined;
+      }
+      if (!matrix.ids.length) return undefined;
     }
-    if (!matrix.ids.length) return undefined;
     let vector: Float32Array;
     try {
       vector = await (req.queryVector ?? embedQuery(provider, req.query));
@@ -210,8 +234,12 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
       deps.log.warn('embedding the query failed; answering by keyword', { error: (err as Error).message });
       return undefined;
     }
-    if (vector.length !== matrix.dims) return undefined;
-    return withSiblingSimilarity(await topK(matrix, vector, Math.max(depth, EVIDENCE_POOL)), depth);
+    if (vector.length !== (matrix?.dims ?? inPostgres?.dims)) return undefined;
+    const depthWanted = Math.max(depth, EVIDENCE_POOL);
+    const candidates = matrix
+      ? await topK(matrix, vector, depthWanted)
+      : await pgvectorTopK(em, req.scope, provider.profileId, vector, depthWanted, inPostgres!.rows);
+    return withSiblingSimilarity(candidates, depth);
   };
   const semantic = (depth: number) => timed(req.timings, 'semantic', () => semanticRanked(depth));
 

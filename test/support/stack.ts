@@ -36,9 +36,12 @@ export const TEST_ENV = {
   INDEX_ON_DEMAND: 'false',
 };
 
-/** A new, empty database `<prefix>_<id>` on the run's shared PostgreSQL server; answers its URL. */
-export async function createTestDatabase(prefix: string, id = randomBytes(4).toString('hex')): Promise<string> {
-  const url = new URL(inject('databaseUrl'));
+/**
+ * A new, empty database `<prefix>_<id>` on the run's shared PostgreSQL server (or the server of `server`, a URL):
+ * answers its URL.
+ */
+export async function createTestDatabase(prefix: string, id = randomBytes(4).toString('hex'), server = inject('databaseUrl')): Promise<string> {
+  const url = new URL(server);
   url.pathname = `/${prefix}_${id}`;
   await ensureDatabase(url.toString());
   return url.toString();
@@ -57,10 +60,12 @@ export async function startTestStack(
     api?: boolean;
     extraWorkflows?: readonly string[];
     healthProbeTimeoutMs?: number;
+    /** A PostgreSQL URL whose server holds the stack's database instead of the shared one (the pgvector server, say). */
+    databaseServer?: string;
   } = {},
 ): Promise<TestStack> {
   const id = randomBytes(4).toString('hex');
-  const dbUrl = await createTestDatabase('t', id);
+  const dbUrl = await createTestDatabase('t', id, o.databaseServer);
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `gristmill-${id}-`));
   const { config, secrets } = readConfig({
     DATA_DIR: dataDir,
