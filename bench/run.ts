@@ -11,8 +11,9 @@ import { context } from './context.js';
 import { quality } from './quality.js';
 import { ondemand } from './ondemand.js';
 import { api } from './api.js';
+import { scale } from './scale.js';
 
-const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes, context, api, quality, ondemand };
+const benches: Record<string, () => Promise<void>> = { events, transcription, index, embed, recipes, context, api, quality, ondemand, scale };
 
 const name = process.argv[2];
 if (!name || !benches[name]) {

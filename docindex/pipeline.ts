@@ -812,12 +812,12 @@ async function embedBatch(
     v: Buffer.from(vectors[i]!.buffer, vectors[i]!.byteOffset, vectors[i]!.byteLength).toString('base64'),
     ...(inPostgres && { x: vectorText(vectors[i]!) }),
   }));
-  // With SEARCH_VECTORS=pgvector the row also gets its `vector` (docindex/search/pgvector.ts).
+  // With SEARCH_VECTORS=pgvector the row also gets its `vector` and scope version (docindex/search/pgvector.ts).
   await em.execute(
-    `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at${inPostgres ? ', embedding_vector' : ''})
-     select id, ?, ?, ?, ?, decode(v, 'base64'), now()${inPostgres ? ', x::vector' : ''} from json_to_recordset(?::json) as t(id text, v text, x text)
+    `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, created_at${inPostgres ? ', embedding_vector, version_id' : ''})
+     select id, ?, ?, ?, ?, decode(v, 'base64'), now()${inPostgres ? ', x::vector, ?' : ''} from json_to_recordset(?::json) as t(id text, v text, x text)
      on conflict do nothing`,
-    [provider.profileId, input.repositoryId, provider.model, vectors[0]!.length, JSON.stringify(values)],
+    [provider.profileId, input.repositoryId, provider.model, vectors[0]!.length, ...(inPostgres ? [input.versionId] : []), JSON.stringify(values)],
   );
   return rows.length;
 }

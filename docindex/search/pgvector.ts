@@ -11,7 +11,9 @@ import { normalise, type PagedRanked } from './vectors.js';
  * the index has. Each vector is kept twice: as float32 bytes in `snippet_embedding.embedding`, what every other
  * part reads (packs, the in-process search), and as a unit-length pgvector `vector` in `embedding_vector`, which
  * this file adds, fills and searches. Unit length makes the inner product (`<#>`, the cheapest operator) the cosine
- * the in-process search ranks by, so both stores give the same scores.
+ * the in-process search ranks by, so both stores give the same scores. The row's scope version (`version_id`, as
+ * its snippet's) is added beside it, so a search reads `snippet_embedding` alone and joins its snippets only for
+ * the rows it returns.
  *
  * A scope of at most EXACT_MAX_ROWS vectors is searched exactly (its rows through the (repository, profile) index,
  * every distance computed). A larger one goes through the profile's HNSW index (approximate: pgvector's iterative
@@ -48,7 +50,7 @@ export async function ensurePgvector(orm: Orm, log: Logger): Promise<void> {
     await em.transactional(async (tx) => {
       await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [LOCK]);
       if (!row!.installed) await tx.execute(`create extension if not exists vector`);
-      await tx.execute(`alter table snippet_embedding add column if not exists embedding_vector vector`);
+      await tx.execute(`alter table snippet_embedding add column if not exists embedding_vector vector, add column if not exists version_id varchar(255)`);
     });
   } catch (err) {
     if (/permission denied/i.test((err as Error).message)) {
@@ -60,14 +62,21 @@ export async function ensurePgvector(orm: Orm, log: Logger): Promise<void> {
   if (filled) log.info('vectors copied into the pgvector column', { rows: filled });
 }
 
-/** Fills `embedding_vector` of the rows (of one scope, or all) that have none; returns how many. Idempotent. */
+/** `version_id` of `alias` is the scope's: SQL and its parameters (a plain comparison, which the planner estimates). */
+function versionIs(alias: string, scope: Scope): [string, unknown[]] {
+  return scope.versionId === null ? [`${alias}.version_id is null`, []] : [`${alias}.version_id = ?`, [scope.versionId]];
+}
+
+/** Fills `embedding_vector` and `version_id` of the rows (of one scope, or all) that have no vector; returns how many. Idempotent. */
 export async function fillVectorColumn(em: EntityManager, scope?: Scope, batch = 500): Promise<number> {
-  const where = scope ? `and e.repository_id = ? and exists (select 1 from snippet s where s.id = e.snippet_id and coalesce(s.version_id, '') = ?)` : '';
-  const params = scope ? [scope.repositoryId, scope.versionId ?? ''] : [];
+  const [version, versionParams] = scope ? versionIs('s', scope) : ['true', []];
+  const where = scope ? `and e.repository_id = ? and ${version}` : '';
+  const params = scope ? [scope.repositoryId, ...versionParams] : [];
   let filled = 0;
   for (;;) {
-    const rows = await em.execute<{ snippet_id: string; profile_id: string; v: string }[]>(
-      `select e.snippet_id, e.profile_id, encode(e.embedding, 'base64') as v from snippet_embedding e
+    const rows = await em.execute<{ snippet_id: string; profile_id: string; version_id: string | null; v: string }[]>(
+      `select e.snippet_id, e.profile_id, s.version_id, encode(e.embedding, 'base64') as v
+       from snippet_embedding e join snippet s on s.id = e.snippet_id
        where e.embedding_vector is null ${where} order by e.snippet_id, e.profile_id limit ?`,
       [...params, batch],
     );
@@ -75,11 +84,11 @@ export async function fillVectorColumn(em: EntityManager, scope?: Scope, batch =
     const values = rows.map((r) => {
       const bytes = Buffer.from(r.v, 'base64');
       const v = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-      return { s: r.snippet_id, p: r.profile_id, v: vectorText(v) };
+      return { s: r.snippet_id, p: r.profile_id, ver: r.version_id, v: vectorText(v) };
     });
     await em.execute(
-      `update snippet_embedding e set embedding_vector = t.v::vector
-       from json_to_recordset(?::json) as t(s text, p text, v text)
+      `update snippet_embedding e set embedding_vector = t.v::vector, version_id = t.ver
+       from json_to_recordset(?::json) as t(s text, p text, ver text, v text)
        where e.snippet_id = t.s and e.profile_id = t.p and e.embedding_vector is null`,
       [JSON.stringify(values)],
     );
@@ -112,10 +121,11 @@ export interface ScopeVectors {
 }
 
 export async function scopeVectors(em: EntityManager, scope: Scope, profileId: string): Promise<ScopeVectors> {
+  const [version, versionParams] = versionIs('e', scope);
   const [row] = await em.execute<{ n: number; dims: number | null }[]>(
-    `select count(*)::int as n, max(vector_dims(e.embedding_vector)) as dims from snippet_embedding e join snippet s on s.id = e.snippet_id
-     where e.repository_id = ? and e.profile_id = ? and coalesce(s.version_id, '') = ? and e.embedding_vector is not null`,
-    [scope.repositoryId, profileId, scope.versionId ?? ''],
+    `select count(*)::int as n, max(vector_dims(e.embedding_vector)) as dims from snippet_embedding e
+     where e.repository_id = ? and e.profile_id = ? and ${version} and e.embedding_vector is not null`,
+    [scope.repositoryId, profileId, ...versionParams],
   );
   return { rows: row!.n, dims: row!.dims ?? 0 };
 }
@@ -128,29 +138,30 @@ export async function scopeVectors(em: EntityManager, scope: Scope, profileId: s
 export async function pgvectorTopK(em: EntityManager, scope: Scope, profileId: string, query: Float32Array, limit: number, rows: number): Promise<PagedRanked[]> {
   const dims = query.length;
   const q = vectorText(query);
-  const filter = `e.repository_id = ? and e.profile_id = ? and coalesce(s.version_id, '') = ?`;
-  const params = [scope.repositoryId, profileId, scope.versionId ?? ''];
+  const [version, versionParams] = versionIs('e', scope);
+  // The best rows from snippet_embedding alone, then their snippets' documents.
+  const withDocuments = (best: string) => `select t.id, s.document_id, t.d from (${best}) t join snippet s on s.id = t.id order by t.d, t.id`;
   let found: { id: string; document_id: string; d: number }[];
   if (rows <= EXACT_MAX_ROWS) {
     found = await em.execute(
-      `select e.snippet_id as id, s.document_id, (e.embedding_vector <#> ?::vector) as d
-       from snippet_embedding e join snippet s on s.id = e.snippet_id
-       where ${filter} and e.embedding_vector is not null
-       order by d, e.snippet_id limit ?`,
-      [q, ...params, limit],
+      withDocuments(
+        `select e.snippet_id as id, (e.embedding_vector <#> ?::vector) as d from snippet_embedding e
+         where e.repository_id = ? and e.profile_id = ? and ${version} and e.embedding_vector is not null
+         order by d, e.snippet_id limit ?`,
+      ),
+      [q, scope.repositoryId, profileId, ...versionParams, limit],
     );
   } else {
     found = await em.transactional(async (tx) => {
       await tx.execute(`set local hnsw.iterative_scan = relaxed_order`);
       await tx.execute(`select set_config('hnsw.ef_search', ?, true)`, [String(Math.max(EF_SEARCH, limit))]);
       return tx.execute(
-        `select id, document_id, d from (
-           select e.snippet_id as id, s.document_id, (e.embedding_vector::vector(${dims}) <#> ?::vector(${dims})) as d
-           from snippet_embedding e join snippet s on s.id = e.snippet_id
-           where ${filter}
-           order by e.embedding_vector::vector(${dims}) <#> ?::vector(${dims}) limit ?
-         ) t order by d, id`,
-        [q, ...params, q, limit],
+        withDocuments(
+          `select e.snippet_id as id, (e.embedding_vector::vector(${dims}) <#> ?::vector(${dims})) as d from snippet_embedding e
+           where e.repository_id = ? and e.profile_id = ? and ${version}
+           order by e.embedding_vector::vector(${dims}) <#> ?::vector(${dims}) limit ?`,
+        ),
+        [q, scope.repositoryId, profileId, ...versionParams, q, limit],
       );
     });
   }

@@ -75,16 +75,17 @@ export async function provisionPgvector(log: Logger): Promise<string> {
 
 /**
  * Starts a cluster of the provisioned server in a folder of its own under `dir` (as user postgres when running as
- * root: PostgreSQL refuses root), trusting connections from 127.0.0.1 only, and returns database `gristmill`'s URL.
+ * root: PostgreSQL refuses root), trusting connections from 127.0.0.1 only, with server `settings` (`-c` flags; the
+ * scale benchmark's memory), and returns database `gristmill`'s URL.
  */
-export async function startPgvectorPostgres(bindir: string, dir: string, port: number): Promise<PostgresEndpoint> {
+export async function startPgvectorPostgres(bindir: string, dir: string, port: number, settings: Record<string, string> = {}): Promise<PostgresEndpoint> {
   const cluster = path.join(dir, 'pgvector-cluster');
   await fs.mkdir(cluster, { recursive: true, mode: 0o700 });
   const asRoot = os.userInfo().uid === 0;
   if (asRoot) await run('chown', ['postgres:postgres', cluster]);
   const as = (command: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', command, ...args]) : run(command, args));
   await as(path.join(bindir, 'initdb'), ['-D', cluster, '-U', USER, '-A', 'trust', '-E', 'UTF8', '--locale=C']);
-  const flags = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`;
+  const flags = [`-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
   await as(path.join(bindir, 'pg_ctl'), ['-D', cluster, '-o', flags, '-l', path.join(cluster, 'server.log'), '-w', 'start']);
   const url = `postgres://${USER}@127.0.0.1:${port}/gristmill`;
   await ensureDatabase(url);

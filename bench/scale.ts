@@ -1,0 +1,203 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../runtime/config.js';
+import { createLogger } from '../core/log.js';
+import { migrate, type Orm } from '../db/orm.js';
+import { openDatabase } from '../runtime/database.js';
+import { closeProviders } from '../docindex/embeddings/profiles.js';
+import { contextParams, retrieveContext, type RetrievalDeps } from '../docindex/search/context.js';
+import { refreshTermStatistics } from '../docindex/search/keyword.js';
+import { retrieveAcrossLibraries } from '../docindex/search/multi-library.js';
+import { EXACT_MAX_ROWS, ensurePgvector, ensureProfileIndex, pgvectorTopK } from '../docindex/search/pgvector.js';
+import { closeSearch, keywordIndexCacheSize } from '../docindex/search/search.js';
+import { buildTinyModel } from '../fakes/tiny-model.js';
+import { freePort } from '../fakes/ports.js';
+import { provisionPgvector, startPgvectorPostgres } from '../test/support/pgvector-postgres.js';
+
+/**
+ * Semantic search at scale with SEARCH_VECTORS=pgvector (docindex/search/pgvector.ts): BENCH_SCALE_SNIPPETS
+ * (default 1,000,000) generated snippets over BENCH_SCALE_LIBRARIES (200) libraries whose sizes fall off as 1/rank
+ * (a few large ones, searched through the HNSW index, and many small ones, searched exactly), on Debian's PostgreSQL
+ * with pgvector (provisioned as the tests do). Vectors are generated in PostgreSQL around 2,000 centres, as real
+ * embeddings cluster by topic (uniformly random vectors are the worst case of any nearest-neighbour index and look
+ * like no documentation). Prints the index's size, this process's memory (it is the API replica: it holds no
+ * vectors, only keyword indexes), semantic and hybrid p50/p95 within one library and across all (`*`, the 20 best
+ * named) for 1 and 16 clients, and recall@10 of the HNSW path against the exact scan.
+ */
+const DIMS = 384;
+const CENTRES = 2000;
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const since = (t0: number) => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
+const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
+const libId = (i: number) => `/bench/lib${String(i).padStart(3, '0')}`;
+
+/** Library sizes falling off as 1/rank, summing to `total`. */
+function sizes(total: number, libraries: number): number[] {
+  const weights = Array.from({ length: libraries }, (_, i) => 1 / (i + 1));
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const out = weights.map((w) => Math.max(1, Math.floor((total * w) / sum)));
+  out[0]! += total - out.reduce((a, b) => a + b, 0);
+  return out;
+}
+
+async function fill(orm: Orm, counts: number[]): Promise<void> {
+  const em = orm.em.fork();
+  const words = ['install', 'configure', 'router', 'cache', 'request', 'server', 'client', 'error', 'deploy', 'token', ...Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}x`)];
+  await em.execute(`create temporary table centre as select k, l2_normalize(array(select random() - 0.5 from generate_series(1, ${DIMS}) g where g > 0 * k)::vector) as v from generate_series(0, ${CENTRES - 1}) k`);
+  let first = 1;
+  for (let lib = 0; lib < counts.length; lib++) {
+    const n = counts[lib]!;
+    const id = libId(lib);
+    await em.execute(
+      `insert into library (id, title, description, source, source_url, state, total_snippets, trust_score, last_indexed_at, created_at, updated_at)
+       values (?, ?, ?, 'local', ?, 'indexed', ?, 5, now(), now(), now())`,
+      [id, `Bench library ${lib}`, `generated library ${lib} for the scale benchmark`, id, n],
+    );
+    const docs = Math.max(1, Math.ceil(n / 20));
+    await em.execute(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) select ? || '-d' || g, ?, 'docs/f' || g || '.md', 'x', now() from generate_series(0, ?) g`, [id, id, docs - 1]);
+    // ~30 words of content, a 3-word title, words skewed towards the start of the vocabulary.
+    await em.execute(
+      `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at)
+       select 's' || lpad(i::text, 8, '0'), ? || '-d' || (i % ?), ?, null, 'info',
+         (select string_agg(w[1 + floor(${words.length} * random() ^ 2)::int + 0 * g], ' ') from generate_series(1, 3 + 0 * i) g),
+         (select string_agg(w[1 + floor(${words.length} * random() ^ 2)::int + 0 * g], ' ') from generate_series(1, 30 + 0 * i) g),
+         null, 'Guide > Section ' || (i % 40), 45, i, now()
+       from generate_series(?::int, ?::int) i, (select ?::text[] as w) v`,
+      [id, docs, id, first, first + n - 1, `{${words.join(',')}}`],
+    );
+    // Each vector near a centre: the library's topics are a few hundred of them.
+    await em.execute(
+      `insert into snippet_embedding (snippet_id, profile_id, repository_id, model, dimensions, embedding, embedding_vector, version_id, created_at)
+       select 's' || lpad(x.i::text, 8, '0'), 'bench', ?, 'tiny-bert', ${DIMS}, '\\x'::bytea,
+         l2_normalize(c.v + array(select (random() - 0.5) * 0.08 from generate_series(1, ${DIMS}) g where g > 0 * x.i)::vector), null, now()
+       from (select i, (? * 37 + floor(random() * 300)::int) % ${CENTRES} as k from generate_series(?::int, ?::int) i offset 0) x
+       join centre c on c.k = x.k`,
+      [id, lib, first, first + n - 1],
+    );
+    await refreshTermStatistics(em, { repositoryId: id, versionId: null });
+    first += n;
+    if (lib % 20 === 19) process.stdout.write(`  ${lib + 1} libraries, ${(first - 1).toLocaleString('en')} snippets\n`);
+  }
+  await em.execute(`analyze`);
+}
+
+async function measure(clients: number, perClient: number, ask: (q: string) => Promise<unknown>): Promise<{ p50: number; p95: number }> {
+  const queries = ['router cache', 'configure the server', 'handle error response', 'deploy token', 'w1x w2x', 'install client', 'request cache', 'w3x server'];
+  const times: number[] = [];
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let i = 0; i < perClient; i++) {
+        const t0 = performance.now();
+        await ask(queries[(c + i) % queries.length]!);
+        times.push(performance.now() - t0);
+      }
+    }),
+  );
+  return { p50: pct(times, 50), p95: pct(times, 95) };
+}
+
+/** recall@10 of the HNSW path against the exact scan, for queries near random snippets of the library. */
+async function recall(orm: Orm, repositoryId: string, queries: number): Promise<Record<'recall' | 'exactMs' | 'hnswMs' | 'hnsw100Ms' | 'randomMs', number>> {
+  const em = orm.em.fork();
+  const rows = await em.execute<{ v: string }[]>(
+    `select (e.embedding_vector + array(select (random() - 0.5) * 0.08 from generate_series(1, ${DIMS}) g where g > 0 * length(e.snippet_id))::vector)::text as v
+     from snippet_embedding e where e.repository_id = ? order by random() limit ?`,
+    [repositoryId, queries],
+  );
+  let hits = 0;
+  const exactMs: number[] = [];
+  const hnswMs: number[] = [];
+  const hnsw100Ms: number[] = [];
+  const randomMs: number[] = [];
+  const scope = { repositoryId, versionId: null };
+  for (const r of rows) {
+    const q = Float32Array.from(JSON.parse(r.v) as number[]);
+    let t0 = performance.now();
+    const exact = await pgvectorTopK(em, scope, 'bench', q, 10, 0);
+    exactMs.push(performance.now() - t0);
+    t0 = performance.now();
+    const approx = await pgvectorTopK(em, scope, 'bench', q, 10, EXACT_MAX_ROWS + 1);
+    hnswMs.push(performance.now() - t0);
+    t0 = performance.now();
+    await pgvectorTopK(em, scope, 'bench', q, 100, EXACT_MAX_ROWS + 1);
+    hnsw100Ms.push(performance.now() - t0);
+    const random = Float32Array.from({ length: DIMS }, () => Math.random() - 0.5);
+    t0 = performance.now();
+    await pgvectorTopK(em, scope, 'bench', random, 100, EXACT_MAX_ROWS + 1);
+    randomMs.push(performance.now() - t0);
+    const want = new Set(exact.map((x) => x.id));
+    hits += approx.filter((x) => want.has(x.id)).length;
+  }
+  return { recall: hits / (rows.length * 10), exactMs: pct(exactMs, 50), hnswMs: pct(hnswMs, 50), hnsw100Ms: pct(hnsw100Ms, 50), randomMs: pct(randomMs, 50) };
+}
+
+export async function scale(): Promise<void> {
+  const total = Number(process.env.BENCH_SCALE_SNIPPETS ?? 1_000_000);
+  const libraries = Number(process.env.BENCH_SCALE_LIBRARIES ?? 200);
+  const log = createLogger('warn');
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-bench-scale-'));
+  await fs.chmod(dir, 0o755);
+  const bindir = await provisionPgvector(log);
+  // Memory for the HNSW build (its graph in memory) and to cache the vectors; the rest of PostgreSQL's defaults.
+  const pg = await startPgvectorPostgres(bindir, dir, await freePort(), { shared_buffers: '2GB', maintenance_work_mem: '3GB', max_parallel_maintenance_workers: '1' });
+  const orm = await openDatabase(pg.url);
+  try {
+    await migrate(orm, pg.url);
+    await ensurePgvector(orm, log);
+    const model = await buildTinyModel(path.join(dir, 'model'), { hidden: DIMS });
+    const config = loadConfig({ DATA_DIR: dir, DATABASE_URL: pg.url, LOG_LEVEL: 'warn', SEARCH_VECTORS: 'pgvector' });
+    await orm.em.fork().execute(
+      `insert into embedding_profile (id, name, provider, model, dimensions, is_default, enabled, config, created_at, updated_at) values ('bench', 'bench', 'local-transformers', 'tiny-bert', ${DIMS}, true, true, ?::jsonb, now(), now())`,
+      [JSON.stringify({ modelPath: model.path })],
+    );
+    const deps: RetrievalDeps = { config, orm, log };
+    const counts = sizes(total, libraries);
+    console.log(`machine: ${os.cpus().length} cores, node ${process.version}; ${total.toLocaleString('en')} snippets over ${libraries} libraries (largest ${counts[0]}, smallest ${counts.at(-1)}), ${DIMS} dimensions`);
+    let t0 = performance.now();
+    await fill(orm, counts);
+    console.log(`generated in ${since(t0)}`);
+    t0 = performance.now();
+    await ensureProfileIndex(orm.em.fork(), 'bench', DIMS);
+    console.log(`HNSW index built in ${since(t0)} (the embed stage builds it when a scope first outgrows ${EXACT_MAX_ROWS.toLocaleString('en')} vectors)`);
+    const [size] = await orm.em.fork().execute<{ table: string; hnsw: string; snippets: string }[]>(
+      `select pg_total_relation_size('snippet_embedding') as table,
+              (select sum(pg_relation_size(indexrelid)) from pg_index where indrelid = 'snippet_embedding'::regclass and indexrelid::regclass::text like 'snippet_embedding_hnsw_%') as hnsw,
+              pg_total_relation_size('snippet') as snippets`,
+    );
+    console.log(`sizes: snippet_embedding ${mb(Number(size!.table))} (HNSW index ${mb(Number(size!.hnsw))}), snippet ${mb(Number(size!.snippets))}`);
+
+    const large = libId(0);
+    const onlyRecall = process.env.BENCH_SCALE_PHASES === 'recall';
+    const small = libId(Math.floor(libraries / 2));
+    const one = (libraryId: string, mode: string) => (query: string) => retrieveContext(deps, contextParams({ libraryId, query, searchMode: mode }));
+    const all = (mode: string) => (query: string) => retrieveAcrossLibraries(deps, contextParams({ libraryId: '*', query, searchMode: mode }));
+    // A first pass, as a replica that has served a while: models loaded, keyword indexes read.
+    if (!onlyRecall) for (const ask of [one(large, 'hybrid'), one(small, 'hybrid'), all('hybrid')]) await measure(1, 8, ask);
+    if (!onlyRecall) await new Promise((r) => setTimeout(r, 15_000)); // keyword indexes load in the background
+    for (const [label, ask] of onlyRecall ? [] : [
+      [`one library, ${counts[0]} snippets (HNSW), semantic`, one(large, 'semantic')],
+      [`one library, ${counts[0]} snippets (HNSW), hybrid`, one(large, 'hybrid')],
+      [`one library, ${counts[Math.floor(libraries / 2)]} snippets (exact), semantic`, one(small, 'semantic')],
+      [`one library, ${counts[Math.floor(libraries / 2)]} snippets (exact), hybrid`, one(small, 'hybrid')],
+      ['all libraries (*: 20 searched), semantic', all('semantic')],
+      ['all libraries (*: 20 searched), hybrid', all('hybrid')],
+    ] as const) {
+      for (const clients of [1, 16]) {
+        const r = await measure(clients, clients === 1 ? 30 : 6, ask);
+        console.log(`  ${label.padEnd(52)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms`);
+      }
+    }
+    console.log(`memory of this process (the API replica): RSS ${mb(process.memoryUsage().rss)}, keyword indexes ${mb(keywordIndexCacheSize().bytes)} (${keywordIndexCacheSize().entries} libraries)`);
+    for (const i of [0, 2, 5].filter((k) => counts[k]! > EXACT_MAX_ROWS)) {
+      const r = await recall(orm, libId(i), 50);
+      console.log(`recall@10 of HNSW against the exact scan, ${libId(i)} (${counts[i]} snippets), 50 queries: ${r.recall.toFixed(3)}; median exact ${r.exactMs.toFixed(1)} ms, HNSW ${r.hnswMs.toFixed(1)} ms (100 rows: ${r.hnsw100Ms.toFixed(1)} ms; a query far from every snippet: ${r.randomMs.toFixed(1)} ms)`);
+    }
+  } finally {
+    await closeProviders();
+    await closeSearch();
+    await orm.close();
+    await pg.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
