@@ -10,7 +10,7 @@ import { contextParams, retrieveContext, type RetrievalDeps } from '../docindex/
 import { refreshTermStatistics } from '../docindex/search/keyword.js';
 import { retrieveAcrossLibraries } from '../docindex/search/multi-library.js';
 import { EXACT_MAX_ROWS, ensurePgvector, ensureProfileIndex, pgvectorTopK } from '../docindex/search/pgvector.js';
-import { closeSearch, keywordIndexCacheSize } from '../docindex/search/search.js';
+import { closeSearch, keywordIndexCacheSize, vectorCache } from '../docindex/search/search.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
 import { freePort } from '../fakes/ports.js';
 import { provisionPgvector, startPgvectorPostgres } from '../test/support/pgvector-postgres.js';
@@ -188,7 +188,11 @@ export async function scale(): Promise<void> {
         console.log(`  ${label.padEnd(52)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms`);
       }
     }
-    console.log(`memory of this process (the API replica): RSS ${mb(process.memoryUsage().rss)}, keyword indexes ${mb(keywordIndexCacheSize().bytes)} (${keywordIndexCacheSize().entries} libraries)`);
+    const m = process.memoryUsage();
+    console.log(
+      `memory of this process (the API replica): RSS ${mb(m.rss)} (JavaScript heap ${mb(m.heapUsed)}, array buffers ${mb(m.arrayBuffers)}); ` +
+        `keyword indexes ${mb(keywordIndexCacheSize().bytes)} (${keywordIndexCacheSize().entries} libraries), vector matrices ${mb(vectorCache(config).size.bytes)}; the query model's thread is in RSS`,
+    );
     for (const i of [0, 2, 5].filter((k) => counts[k]! > EXACT_MAX_ROWS)) {
       const r = await recall(orm, libId(i), 50);
       console.log(`recall@10 of HNSW against the exact scan, ${libId(i)} (${counts[i]} snippets), 50 queries: ${r.recall.toFixed(3)}; median exact ${r.exactMs.toFixed(1)} ms, HNSW ${r.hnswMs.toFixed(1)} ms (100 rows: ${r.hnsw100Ms.toFixed(1)} ms; a query far from every snippet: ${r.randomMs.toFixed(1)} ms)`);

@@ -3,12 +3,12 @@ import { NotFoundError, UnavailableError, ValidationError } from '../../core/err
 import { Library, type LibraryVersion } from '../entities/library.js';
 import { LibraryRules } from '../entities/snippet.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
-import { embedQuery } from '../embeddings/provider.js';
+import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
 import { type LibraryRef, MAX_LIBRARY_LIST, parseLibraryRefList, splitLibraryList } from '../ids.js';
 import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { rerankRanked } from '../rerank/stage.js';
-import { fuse, loadSnippets, rankScope, scopeStamp, type UsedSearchMode } from './search.js';
+import { fuse, loadSnippets, rankScope, scopeStamp, semanticAcrossScopes, type UsedSearchMode } from './search.js';
 import { applyBudget, type ContextParams, contextResultsText, snippetJson, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
 
@@ -196,13 +196,31 @@ async function searchAll(deps: RetrievalDeps, targets: Target[], p: ContextParam
   // catch only keeps a rejection no scope awaited (none had vectors) from going unhandled.
   const queryVector = want.semantic ? embedQuery(provider, query) : undefined;
   queryVector?.catch(() => undefined);
-  const lists = await listsOf(want, queryVector);
-  // A scope without vectors has no cosines to weigh against the others': all answer by keyword, as one library does.
-  if (want.semantic && !lists.every((l) => l.semantic)) return byKeyword('keyword_fallback');
-  const semantic = lists.map((l) => l.semantic ?? []);
-  if (mode === 'semantic') return { mode, ranked: merged(semantic, FETCH_LIMIT), owner };
   const depth = SCOPE_DEPTH * targets.length;
+  // With SEARCH_VECTORS=pgvector one statement gives every scope's semantic list; the keyword lists are per scope.
+  const inPostgres = deps.config.searchVectors === 'pgvector' && queryVector;
+  const [lists, across] = await Promise.all([
+    listsOf(inPostgres ? { keyword: want.keyword, semantic: false } : want, queryVector),
+    inPostgres ? semanticInPostgres(deps, targets, provider, inPostgres, mode === 'semantic' ? FETCH_LIMIT : depth, owner) : undefined,
+  ]);
+  // A scope without vectors has no cosines to weigh against the others': all answer by keyword, as one library does.
+  if (want.semantic && (inPostgres ? !across : !lists.every((l) => l.semantic))) return byKeyword('keyword_fallback');
+  const semantic = across ? [across] : lists.map((l) => l.semantic ?? []);
+  if (mode === 'semantic') return { mode, ranked: merged(semantic, FETCH_LIMIT), owner };
   return { mode, ranked: fuse(merged(lists.map((l) => l.keyword ?? []), depth), merged(semantic, depth), p.alpha, FETCH_LIMIT), owner };
+}
+
+/** The targets' semantic list in one statement (SEARCH_VECTORS=pgvector; search.ts, `semanticAcrossScopes`), owners noted. */
+async function semanticInPostgres(deps: RetrievalDeps, targets: Target[], provider: EmbeddingProvider, queryVector: Promise<Float32Array>, depth: number, owner: Map<string, Target>): Promise<Ranked[] | undefined> {
+  const scopes = targets.map((t) => ({
+    scope: { repositoryId: t.lib.id, versionId: t.version?.id ?? null },
+    stamp: scopeStamp(t.version ? t.version.indexedAt : t.lib.lastIndexedAt),
+  }));
+  const found = await semanticAcrossScopes(deps, deps.orm.em.fork(), scopes, provider, queryVector, depth);
+  if (!found) return undefined;
+  const byScope = new Map(targets.map((t) => [`${t.lib.id}\n${t.version?.id ?? ''}`, t]));
+  for (const r of found) owner.set(r.id, byScope.get(`${r.repositoryId}\n${r.versionId ?? ''}`)!);
+  return found.map(({ id, score }) => ({ id, score }));
 }
 
 async function described(em: EntityManager, t: Target): Promise<SearchedLibrary> {

@@ -130,26 +130,42 @@ export async function scopeVectors(em: EntityManager, scope: Scope, profileId: s
   return { rows: row!.n, dims: row!.dims ?? 0 };
 }
 
+/** `e`'s row is in one of the scopes: SQL and its parameters. */
+function inScopes(scopes: readonly Scope[]): [string, unknown[]] {
+  const parts = scopes.map((scope) => {
+    const [version, params] = versionIs('e', scope);
+    return [`(e.repository_id = ? and ${version})`, [scope.repositoryId, ...params]] as const;
+  });
+  return [parts.length === 1 ? parts[0]![0] : `(${parts.map((p) => p[0]).join(' or ')})`, parts.flatMap((p) => p[1])];
+}
+
+/** A row found by `pgvectorTopK`: its page (document) numbered as the in-process search's are, and its library. */
+export interface ScopedRanked extends PagedRanked {
+  repositoryId: string;
+  versionId: string | null;
+}
+
 /**
- * The `limit` snippets of the scope most similar to `query` (cosine), best first, ties by snippet id; `rows` is the
- * scope's size (`scopeVectors`), which chooses exact search or the HNSW index. Each carries its page (document) as a
- * number, as the in-process search's do.
+ * The `limit` snippets of the scopes (one library, or several searched at once) most similar to `query` (cosine),
+ * best first, ties by snippet id; `rows` is how many vectors the scopes hold (`scopeVectors`), which chooses exact
+ * search or the HNSW index.
  */
-export async function pgvectorTopK(em: EntityManager, scope: Scope, profileId: string, query: Float32Array, limit: number, rows: number): Promise<PagedRanked[]> {
+export async function pgvectorTopK(em: EntityManager, scopes: Scope | readonly Scope[], profileId: string, query: Float32Array, limit: number, rows: number): Promise<ScopedRanked[]> {
   const dims = query.length;
   const q = vectorText(query);
-  const [version, versionParams] = versionIs('e', scope);
+  const [where, whereParams] = inScopes(Array.isArray(scopes) ? scopes : [scopes as Scope]);
   // The best rows from snippet_embedding alone, then their snippets' documents.
-  const withDocuments = (best: string) => `select t.id, s.document_id, t.d from (${best}) t join snippet s on s.id = t.id order by t.d, t.id`;
-  let found: { id: string; document_id: string; d: number }[];
+  const withDocuments = (best: string) =>
+    `select t.id, t.repository_id, s.version_id, s.document_id, t.d from (${best}) t join snippet s on s.id = t.id order by t.d, t.id`;
+  let found: { id: string; repository_id: string; version_id: string | null; document_id: string; d: number }[];
   if (rows <= EXACT_MAX_ROWS) {
     found = await em.execute(
       withDocuments(
-        `select e.snippet_id as id, (e.embedding_vector <#> ?::vector) as d from snippet_embedding e
-         where e.repository_id = ? and e.profile_id = ? and ${version} and e.embedding_vector is not null
+        `select e.snippet_id as id, e.repository_id, (e.embedding_vector <#> ?::vector) as d from snippet_embedding e
+         where e.profile_id = ? and ${where} and e.embedding_vector is not null
          order by d, e.snippet_id limit ?`,
       ),
-      [q, scope.repositoryId, profileId, ...versionParams, limit],
+      [q, profileId, ...whereParams, limit],
     );
   } else {
     found = await em.transactional(async (tx) => {
@@ -157,17 +173,19 @@ export async function pgvectorTopK(em: EntityManager, scope: Scope, profileId: s
       await tx.execute(`select set_config('hnsw.ef_search', ?, true)`, [String(Math.max(EF_SEARCH, limit))]);
       return tx.execute(
         withDocuments(
-          `select e.snippet_id as id, (e.embedding_vector::vector(${dims}) <#> ?::vector(${dims})) as d from snippet_embedding e
-           where e.repository_id = ? and e.profile_id = ? and ${version}
+          `select e.snippet_id as id, e.repository_id, (e.embedding_vector::vector(${dims}) <#> ?::vector(${dims})) as d from snippet_embedding e
+           where e.profile_id = ? and ${where}
            order by e.embedding_vector::vector(${dims}) <#> ?::vector(${dims}) limit ?`,
         ),
-        [q, scope.repositoryId, profileId, ...versionParams, q, limit],
+        [q, profileId, ...whereParams, q, limit],
       );
     });
   }
   const pages = new Map<string, number>();
   return found.map((r) => ({
     id: r.id,
+    repositoryId: r.repository_id,
+    versionId: r.version_id,
     score: -Number(r.d),
     page: pages.get(r.document_id) ?? pages.set(r.document_id, pages.size).size - 1,
   }));

@@ -256,6 +256,36 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
   return { mode: 'hybrid', ranked: timedSync(req.timings, 'fuse', () => fuse(kw, sem, req.alpha, req.limit)) };
 }
 
+/**
+ * The semantic list of several scopes searched together (docindex/search/multi-library.ts) with SEARCH_VECTORS=pgvector:
+ * one statement over all of them (the HNSW index when together they outgrow exact search) instead of one per scope,
+ * with each page's second-best match counted as in one scope. Undefined when a scope has no vectors of the active
+ * profile or the query cannot be embedded: the caller answers by keyword, as one library does.
+ */
+export async function semanticAcrossScopes(
+  deps: SearchDeps,
+  em: EntityManager,
+  scopes: { scope: Scope; stamp: string }[],
+  provider: EmbeddingProvider,
+  queryVector: Promise<Float32Array>,
+  depth: number,
+): Promise<(Ranked & { repositoryId: string; versionId: string | null })[] | undefined> {
+  const sizes = await Promise.all(scopes.map((s) => scopeVectorsCached(em, s.scope, provider.profileId, s.stamp)));
+  if (sizes.some((v) => !v.rows)) return undefined;
+  let vector: Float32Array;
+  try {
+    vector = await queryVector;
+  } catch (err) {
+    deps.log.warn('embedding the query failed; answering by keyword', { error: (err as Error).message });
+    return undefined;
+  }
+  if (sizes.some((v) => v.dims !== vector.length)) return undefined;
+  const rows = sizes.reduce((sum, v) => sum + v.rows, 0);
+  const found = await pgvectorTopK(em, scopes.map((s) => s.scope), provider.profileId, vector, Math.max(depth, EVIDENCE_POOL), rows);
+  const owner = new Map(found.map((r) => [r.id, r]));
+  return withSiblingSimilarity(found, depth).map((r) => ({ ...r, repositoryId: owner.get(r.id)!.repositoryId, versionId: owner.get(r.id)!.versionId }));
+}
+
 export interface SnippetRow {
   id: string;
   type: 'code' | 'info';

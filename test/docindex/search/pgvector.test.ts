@@ -14,6 +14,8 @@ import { activeEmbeddingProvider } from '../../../docindex/embeddings/profiles.j
 import { embedQuery } from '../../../docindex/embeddings/provider.js';
 import { EXACT_MAX_ROWS, ensurePgvector, ensureProfileIndex, pgvectorTopK, scopeVectors } from '../../../docindex/search/pgvector.js';
 import { rankScope, scopeStamp, vectorCache } from '../../../docindex/search/search.js';
+import { contextParams } from '../../../docindex/search/context.js';
+import { retrieveAcrossLibraries } from '../../../docindex/search/multi-library.js';
 import { loadMatrix, topK } from '../../../docindex/search/vectors.js';
 
 /**
@@ -85,9 +87,14 @@ describe('SEARCH_VECTORS=pgvector', () => {
     });
     repo.write(files);
     repo.commit('first');
-    const lib = await api(stack, 'POST', '/api/v1/libs', { source: 'local', sourceUrl: repo.dir });
-    expect(lib.status, JSON.stringify(lib.body)).toBe(201);
-    expect((await waitForJob(stack, lib.body.job.id)).status).toBe('done');
+    const two = new TestRepo(path.join(tmp, 'pgv-two'));
+    two.write({ 'README.md': '# Two\n\nA second library: its router and its cache, and the errors they raise.\n\n## Router errors\n\nA router error names the route.\n' });
+    two.commit('first');
+    for (const dir of [repo.dir, two.dir]) {
+      const lib = await api(stack, 'POST', '/api/v1/libs', { source: 'local', sourceUrl: dir });
+      expect(lib.status, JSON.stringify(lib.body)).toBe(201);
+      expect((await waitForJob(stack, lib.body.job.id)).status).toBe('done');
+    }
   }, 240_000);
 
   afterAll(async () => {
@@ -131,6 +138,20 @@ describe('SEARCH_VECTORS=pgvector', () => {
     expect(res.body.snippets.length).toBeGreaterThan(0);
     // The 'memory' rankings above loaded one matrix in this test process; the API's own searches load none.
     expect(vectorCache(stack.config).size.entries).toBeLessThanOrEqual(before + 1);
+  });
+
+  it('searches several libraries in one statement, answering what the in-process search answers', async () => {
+    const across = async (store: 'memory' | 'pgvector', searchMode: string) => {
+      const deps = { config: { ...stack.config, searchVectors: store }, orm: stack.orm, log };
+      const r = await retrieveAcrossLibraries(deps, contextParams({ libraryId: `${LIB},/local/pgv-two`, query: 'router errors', searchMode }));
+      return { mode: r.searchMode, snippets: r.snippets.map((x) => [x.libraryId, x.title]) };
+    };
+    for (const mode of ['semantic', 'hybrid']) {
+      const inPostgres = await across('pgvector', mode);
+      expect(inPostgres.mode).toBe(mode);
+      expect(new Set(inPostgres.snippets.map((x) => x[0]))).toEqual(new Set([LIB, '/local/pgv-two']));
+      expect(inPostgres).toEqual(await across('memory', mode));
+    }
   });
 
   it('searches a scope too big for exact search through the HNSW index, with the exact ranking', async () => {
