@@ -232,6 +232,42 @@ describe('a worker SIGKILLed mid-job', () => {
   });
 });
 
+describe('a recipe worker SIGKILLed mid-upload', () => {
+  it('has the recipe the dead attempt created linked by the other worker, not created twice', { timeout: 600_000 }, async () => {
+    const RECIPES = 3;
+    fakes.llm.delayMs = 0;
+    fakes.manager.answerCreatesAfterMs = 60_000; // created at once, answered never (the worker dies first)
+    const { ids } = await enqueueRecipes('killed', RECIPES);
+    const ours = () => fakes.manager.created.filter((c) => String(c.recipe.name).startsWith('killed dish'));
+    await until(async () => ours().length, (n) => n >= 1, { timeoutMs: 120_000, intervalMs: 50, what: 'a recipe created' });
+    let pid: number | undefined;
+    for (const id of ids) pid ??= await workerRunning(id);
+    const victim = topo.workers.recipes!.find((w) => w.child.pid === pid);
+    expect(victim, `worker ${pid} is one of the recipe workers`).toBeDefined();
+    const killedAt = Date.now();
+    await victim!.kill();
+    fakes.manager.answerCreatesAfterMs = 0;
+    const items = await recipesDone(ids);
+    const recoveredMs = Date.now() - killedAt;
+    await victim!.restart();
+    const names = ours().map((c) => String(c.recipe.name));
+    const completed = items.filter((i) => i.status === 'success').length;
+    const figures = {
+      scenario: 'recipe worker SIGKILLed mid-upload',
+      jobsQueued: RECIPES,
+      jobsCompleted: completed,
+      jobsLost: RECIPES - completed,
+      jobsDuplicated: names.length - new Set(names).size,
+      recipesCreated: names.length,
+      timeToCompleteAfterKillMs: recoveredMs,
+    };
+    console.log(`topology figures: ${JSON.stringify(figures)}`);
+    expect(items.map((i) => i.status)).toEqual(ids.map(() => 'success'));
+    expect(new Set(items.map((i) => i.results.recipeManagerUrl as string)).size).toBe(RECIPES);
+    expect(figures).toMatchObject({ jobsLost: 0, jobsDuplicated: 0, recipesCreated: RECIPES });
+  });
+});
+
 describe('the Temporal server stopped for 30 s', () => {
   it('loses and duplicates no job: those queued before the outage complete once it is back', { timeout: 600_000 }, async () => {
     fakes.llm.delayMs = 500;
@@ -255,7 +291,11 @@ describe('the Temporal server stopped for 30 s', () => {
     const recoveredMs = Date.now() - restartedAt;
     const submittedDuring = await recipesDone(during.ids);
     const failedToStart = submittedDuring.filter((i) => i.status === 'error').map((i) => i.id as string);
-    for (const id of failedToStart) expect((await call('POST', `/api/queue/${id}/retry`))?.status).toBe(200);
+    for (const id of failedToStart) {
+      const retry = await call('POST', `/api/queue/${id}/retry`);
+      const events = (await db.query('select seq, event, data, created_at from job_event where stream = $1 order by seq', [`job:${id}`])).rows;
+      expect(retry?.status, JSON.stringify({ retry, item: (await call('GET', `/api/queue/${id}`))?.body, events }, null, 1)).toBe(200);
+    }
     const retried = await recipesDone(failedToStart);
     const ids = [...before.ids, ...during.ids];
     const final = [...queuedBefore, ...submittedDuring.filter((i) => i.status !== 'error'), ...retried];

@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 
 /**
  * The reverse proxy in front of the API replicas, as a load balancer in production: round-robin over the
- * upstreams; one that refuses a connection is skipped (the request goes to the next) and left out for a while;
+ * upstreams; one that refuses a connection is skipped (the request goes to the next) and left out for a while
+ * (DEAD_FOR_MS);
  * a stream whose upstream dies is cut, so its client reconnects (with Last-Event-ID) and lands on another.
  */
 export interface Proxy {
@@ -32,7 +33,9 @@ export async function startProxy(upstreams: () => string[]): Promise<Proxy> {
     const upstream = candidates[next++ % candidates.length]!;
     tried.add(upstream);
     const target = new URL(req.url ?? '/', upstream);
-    const out = http.request(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (up) => {
+    // A connection per request: a kept-alive one the replica closes while we send on it would fail a request the
+    // replica may have read, which must not be sent again.
+    const out = http.request(target, { method: req.method, headers: { ...req.headers, host: target.host }, agent: false }, (up) => {
       served.set(all.indexOf(upstream), (served.get(all.indexOf(upstream)) ?? 0) + 1);
       // Which replica answered, so a test can tell which of its streams lost their replica.
       res.writeHead(up.statusCode ?? 502, { ...up.headers, 'x-upstream': upstream });
@@ -43,8 +46,14 @@ export async function startProxy(upstreams: () => string[]): Promise<Proxy> {
       });
       up.on('error', () => res.destroy());
     });
-    out.on('error', () => {
+    out.on('error', (err: NodeJS.ErrnoException) => {
       if (res.headersSent) return void res.destroy();
+      // Refused: the replica is down and never saw the request, so another one gets it. Anything else may have
+      // reached it: the client gets a 502, as from a real load balancer, and decides whether to send it again.
+      if (err.code !== 'ECONNREFUSED') {
+        res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'UPSTREAM_FAILED', message: err.message } }));
+        return;
+      }
       deadUntil.set(upstream, Date.now() + DEAD_FOR_MS);
       forward(req, res, body, tried);
     });
