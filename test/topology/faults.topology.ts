@@ -1,0 +1,322 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection, WorkflowClient } from '@temporalio/client';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recipeCaption } from '../../fakes/recipe-fakes.js';
+import { type AllFakes, startAllFakes } from '../support/fakes.js';
+import { TEST_ENV } from '../support/stack.js';
+import { until } from '../support/until.js';
+import { SseFollower } from './sse-follower.js';
+import { startTopology, type Topology } from './topology.js';
+
+/**
+ * Faults in docker-compose.yml's production topology (test/topology/topology.ts): an API replica killed under SSE
+ * clients, a worker killed mid-job, the Temporal server stopped for 30 s. Each scenario prints its figures (jobs
+ * queued, completed, lost, duplicated; SSE events lost; time to recover) as one `topology figures:` line and asserts
+ * that nothing was lost or duplicated.
+ */
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+let topo: Topology;
+let fakes: AllFakes;
+let db: pg.Client;
+let dir: string;
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-topology-sources-'));
+  fakes = await startAllFakes();
+  topo = await startTopology({
+    env: {
+      ...TEST_ENV,
+      ...fakes.env,
+      SSE_HEARTBEAT_MS: '500',
+      // A killed worker's step is retried elsewhere once its heartbeat is missed: seconds here, not minutes.
+      INDEXING_HEARTBEAT_TIMEOUT_MS: '3000',
+      TRANSCRIPTION_HEARTBEAT_TIMEOUT_MS: '3000',
+      QUEUE_TIMEOUT_MS: '20000',
+    },
+  });
+  db = new pg.Client({ connectionString: topo.postgres.gristmillUrl });
+  await db.connect();
+  console.log(`topology started: ${JSON.stringify(topo.timings)}`);
+});
+afterAll(async () => {
+  await db?.end();
+  await topo?.stop();
+  await fakes?.close();
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** A request through the proxy; a request cut by a dying replica answers `undefined` (the caller polls again). */
+async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: Json } | undefined> {
+  try {
+    const res = await fetch(`${topo.url}${url}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? (JSON.parse(text) as Json) : {} };
+  } catch {
+    return undefined;
+  }
+}
+
+const storedSeqs = async (stream: string, after = 0): Promise<number[]> =>
+  (await db.query<{ seq: string }>('select seq from job_event where stream = $1 and seq > $2 order by seq', [stream, after])).rows.map((r) => Number(r.seq));
+const lastSeq = async (stream: string): Promise<number> =>
+  Number((await db.query<{ s: string | null }>('select max(seq) as s from job_event where stream = $1', [stream])).rows[0]!.s ?? 0);
+const count = async (sql: string, params: unknown[]): Promise<number> => Number((await db.query<{ n: string }>(sql, params)).rows[0]!.n);
+
+/** How many times a job's own stream says it ended with `status` (a job done twice says it twice). */
+const endings = (jobId: string, status: string) =>
+  count(`select count(*) as n from job_event where stream = $1 and data->>'status' = $2 and event in ('status', 'queue-update')`, [`job:${jobId}`, status]);
+
+/** A local folder of `files` Markdown pages: a documentation index job that takes a while to crawl. */
+async function docsFolder(name: string, files: number): Promise<string> {
+  const folder = path.join(dir, name);
+  await fs.mkdir(path.join(folder, 'docs'), { recursive: true });
+  for (let i = 0; i < files; i++) {
+    await fs.writeFile(path.join(folder, 'docs', `page-${i}.md`), `# Page ${i}\n\nPage ${i} explains one thing, in a few words, about ${name}.\n`);
+  }
+  return folder;
+}
+
+async function indexFolder(folder: string): Promise<{ jobId: string; libraryId: string }> {
+  const added = await call('POST', '/api/v1/libs', { source: 'local', sourceUrl: folder });
+  expect(added?.status, JSON.stringify(added?.body)).toBe(201);
+  return { jobId: added!.body.job.id as string, libraryId: added!.body.library.id as string };
+}
+
+async function enqueueRecipes(prefix: string, n: number): Promise<{ ids: string[]; refused: number }> {
+  const ids: string[] = [];
+  let refused = 0;
+  for (let i = 0; i < n; i++) {
+    const url = fakes.site.add(`${prefix}-${i}`, { title: `${prefix} dish ${i}`, caption: recipeCaption(`${prefix} dish ${i}`) });
+    const res = await call('POST', '/api/queue', { url });
+    if (res && res.status < 300) ids.push(res.body.id as string);
+    else refused++;
+  }
+  return { ids, refused };
+}
+
+const indexJobDone = async (jobId: string, timeoutMs = 300_000): Promise<Json> =>
+  (await until(async () => (await call('GET', `/api/v1/jobs/${jobId}`))?.body.job as Json | undefined, (j) => ['done', 'failed'].includes(j?.status), {
+    timeoutMs,
+    intervalMs: 250,
+    what: `index job ${jobId} finishing`,
+  }))!;
+const recipesDone = (ids: string[], timeoutMs = 300_000): Promise<Json[]> =>
+  Promise.all(
+    ids.map((id) =>
+      until(async () => (await call('GET', `/api/queue/${id}`))?.body as Json | undefined, (i) => ['success', 'error', 'unhealthy'].includes(i?.status), {
+        timeoutMs,
+        intervalMs: 250,
+        what: `recipe ${id} finishing`,
+      }).then((i) => i!),
+    ),
+  );
+const stagedFiles = (jobId: string) => count('select count(*) as n from staged_document where job_id = $1', [jobId]);
+
+/** The process id of the worker running the job's current activity, from Temporal (its identity is `pid@host`). */
+async function workerRunning(jobId: string): Promise<number | undefined> {
+  const workflowId = (await db.query<{ workflow_id: string }>('select workflow_id from job where id = $1', [jobId])).rows[0]!.workflow_id;
+  const connection = await Connection.connect({ address: topo.temporal.address });
+  try {
+    const described = await new WorkflowClient({ connection }).getHandle(workflowId).describe();
+    for (const a of described.raw.pendingActivities ?? []) {
+      const pid = /^(\d+)@/.exec(a.lastWorkerIdentity ?? '')?.[1];
+      if (pid && Number(a.state) === 2 /* STARTED */) return Number(pid);
+    }
+    return undefined;
+  } finally {
+    await connection.close();
+  }
+}
+
+describe('an API replica killed under SSE clients', () => {
+  it('has every client resume on the other replica through the proxy, missing no event, and the jobs complete', { timeout: 600_000 }, async () => {
+    const FILES = 3000;
+    const RECIPES = 6;
+    fakes.llm.delayMs = 1500; // recipes in flight while the replica dies
+    const folder = await docsFolder('sse-docs', FILES);
+    const recipeFrom = await lastSeq('kind:recipe');
+    const recipeFollowers = Array.from({ length: 4 }, () => new SseFollower(`${topo.url}/api/queue/stream`, recipeFrom).start());
+    const { jobId } = await indexFolder(folder);
+    const jobFollowers = Array.from({ length: 4 }, () => new SseFollower(`${topo.url}/api/v1/jobs/${jobId}/stream`, 0).start());
+    const followers = [...recipeFollowers, ...jobFollowers];
+    const { ids } = await enqueueRecipes('sse', RECIPES);
+    await until(() => stagedFiles(jobId), (n) => n > 0, { timeoutMs: 120_000, intervalMs: 50, what: 'the crawl under way' });
+    await until(async () => followers.every((f) => f.connections.length > 0), Boolean, { what: 'every client connected' });
+
+    const victim = topo.apis[0]!;
+    const onVictim = followers.filter((f) => f.connections.at(-1)!.upstream === victim.url);
+    expect(onVictim.length, 'the proxy spread the clients over both replicas').toBeGreaterThan(0);
+    const killedAt = Date.now();
+    await victim.kill();
+    // Every client that lost its replica is connected again (to the other one).
+    await until(async () => onVictim.every((f) => f.finished || f.connections.length > 1), Boolean, { timeoutMs: 60_000, what: 'clients reconnected' });
+    const reconnectMs = Math.max(0, ...onVictim.filter((f) => f.connections.length > 1).map((f) => f.connections[1]!.at - killedAt));
+
+    const job = await indexJobDone(jobId);
+    const items = await recipesDone(ids);
+    await victim.restart(); // compose's `restart: unless-stopped`
+    // The clients have everything stored by now: a job stream ends after its last event; the kind stream is caught up.
+    const recipeStored = await storedSeqs('kind:recipe', recipeFrom);
+    const jobStored = await storedSeqs(`job:${jobId}`);
+    await until(async () => jobFollowers.every((f) => f.finished) && recipeFollowers.every((f) => f.lastId >= recipeStored.at(-1)!), Boolean, {
+      timeoutMs: 30_000,
+      what: 'clients caught up',
+    });
+    followers.forEach((f) => f.close());
+    const compared = [...recipeFollowers.map((f) => f.compare(recipeStored)), ...jobFollowers.map((f) => f.compare(jobStored))];
+    const eventsLost = compared.reduce((n, c) => n + c.lost.length, 0);
+    const eventsDuplicated = compared.reduce((n, c) => n + c.duplicated.length, 0);
+    const completed = (job.status === 'done' ? 1 : 0) + items.filter((i) => i.status === 'success').length;
+    const created = fakes.manager.created.filter((c) => String(c.recipe.name).startsWith('sse dish')).map((c) => String(c.recipe.name));
+    const duplicated = (await endings(jobId, 'done')) - 1 + (created.length - new Set(created).size);
+    const figures = {
+      scenario: 'api replica SIGKILLed',
+      jobsQueued: 1 + RECIPES,
+      jobsCompleted: completed,
+      jobsLost: 1 + RECIPES - completed,
+      jobsDuplicated: duplicated,
+      sseClients: followers.length,
+      sseClientsOnKilledReplica: onVictim.length,
+      sseEventsStored: recipeStored.length * recipeFollowers.length + jobStored.length * jobFollowers.length,
+      sseEventsLost: eventsLost,
+      sseEventsDuplicated: eventsDuplicated,
+      timeToReconnectMs: reconnectMs,
+    };
+    console.log(`topology figures: ${JSON.stringify(figures)}`);
+    expect(job.status, JSON.stringify(job)).toBe('done');
+    expect(items.map((i) => i.status)).toEqual(ids.map(() => 'success'));
+    expect(figures).toMatchObject({ jobsLost: 0, jobsDuplicated: 0, sseEventsLost: 0, sseEventsDuplicated: 0 });
+  });
+});
+
+describe('a worker SIGKILLed mid-job', () => {
+  it('has the job finished by the queue\'s other worker, once', { timeout: 600_000 }, async () => {
+    const FILES = 4000;
+    const folder = await docsFolder('kill-docs', FILES);
+    const { jobId, libraryId } = await indexFolder(folder);
+    await until(() => stagedFiles(jobId), (n) => n > 0, { timeoutMs: 120_000, intervalMs: 50, what: 'the crawl under way' });
+    const pid = await until(() => workerRunning(jobId), (p) => p !== undefined, { timeoutMs: 60_000, what: 'the worker running the crawl' });
+    const victim = topo.workers.indexing!.find((w) => w.child.pid === pid);
+    expect(victim, `worker ${pid} is one of the indexing workers`).toBeDefined();
+    const killedAt = Date.now();
+    await victim!.kill();
+    const stagedByTheDead = await stagedFiles(jobId);
+    const job = await indexJobDone(jobId);
+    const recoveredMs = Date.now() - killedAt;
+    await victim!.restart();
+    const documents = await count('select count(*) as n from library_document where repository_id = $1', [libraryId]);
+    const done = await endings(jobId, 'done');
+    const figures = {
+      scenario: 'indexing worker SIGKILLed mid-crawl',
+      jobsQueued: 1,
+      jobsCompleted: job.status === 'done' ? 1 : 0,
+      jobsLost: job.status === 'done' ? 0 : 1,
+      jobsDuplicated: Math.max(0, done - 1),
+      files: FILES,
+      filesStagedBeforeTheKill: stagedByTheDead,
+      documentsIndexed: documents,
+      timeToCompleteAfterKillMs: recoveredMs,
+    };
+    console.log(`topology figures: ${JSON.stringify(figures)}`);
+    expect(job.status, JSON.stringify(job)).toBe('done');
+    expect(documents).toBe(FILES);
+    expect(done).toBe(1);
+  });
+});
+
+describe('a recipe worker SIGKILLed mid-upload', () => {
+  it('has the recipe the dead attempt created linked by the other worker, not created twice', { timeout: 600_000 }, async () => {
+    const RECIPES = 3;
+    fakes.llm.delayMs = 0;
+    fakes.manager.answerCreatesAfterMs = 60_000; // created at once, answered never (the worker dies first)
+    const { ids } = await enqueueRecipes('killed', RECIPES);
+    const ours = () => fakes.manager.created.filter((c) => String(c.recipe.name).startsWith('killed dish'));
+    await until(async () => ours().length, (n) => n >= 1, { timeoutMs: 120_000, intervalMs: 50, what: 'a recipe created' });
+    let pid: number | undefined;
+    for (const id of ids) pid ??= await workerRunning(id);
+    const victim = topo.workers.recipes!.find((w) => w.child.pid === pid);
+    expect(victim, `worker ${pid} is one of the recipe workers`).toBeDefined();
+    const killedAt = Date.now();
+    await victim!.kill();
+    fakes.manager.answerCreatesAfterMs = 0;
+    const items = await recipesDone(ids);
+    const recoveredMs = Date.now() - killedAt;
+    await victim!.restart();
+    const names = ours().map((c) => String(c.recipe.name));
+    const completed = items.filter((i) => i.status === 'success').length;
+    const figures = {
+      scenario: 'recipe worker SIGKILLed mid-upload',
+      jobsQueued: RECIPES,
+      jobsCompleted: completed,
+      jobsLost: RECIPES - completed,
+      jobsDuplicated: names.length - new Set(names).size,
+      recipesCreated: names.length,
+      timeToCompleteAfterKillMs: recoveredMs,
+    };
+    console.log(`topology figures: ${JSON.stringify(figures)}`);
+    expect(items.map((i) => i.status)).toEqual(ids.map(() => 'success'));
+    expect(new Set(items.map((i) => i.results.recipeManagerUrl as string)).size).toBe(RECIPES);
+    expect(figures).toMatchObject({ jobsLost: 0, jobsDuplicated: 0, recipesCreated: RECIPES });
+  });
+});
+
+describe('the Temporal server stopped for 30 s', () => {
+  it('loses and duplicates no job: those queued before the outage complete once it is back', { timeout: 600_000 }, async () => {
+    fakes.llm.delayMs = 500;
+    const folder = await docsFolder('outage-docs', 1500);
+    const { jobId } = await indexFolder(folder);
+    const before = await enqueueRecipes('outage-before', 4);
+    await until(() => stagedFiles(jobId), (n) => n > 0, { timeoutMs: 120_000, intervalMs: 50, what: 'the crawl under way' });
+
+    await topo.temporal.stop();
+    const stoppedAt = Date.now();
+    // Submitted while it is down: the API cannot start their workflows (jobs/launch.ts marks such a job failed at
+    // once, visibly, rather than leaving it stuck); a user retries them once Temporal is back.
+    const submitting = enqueueRecipes('outage-during', 2);
+    await new Promise((r) => setTimeout(r, 30_000));
+    await topo.temporal.start();
+    const restartedAt = Date.now();
+    const during = await submitting;
+
+    const job = await indexJobDone(jobId);
+    const queuedBefore = await recipesDone(before.ids);
+    const recoveredMs = Date.now() - restartedAt;
+    const submittedDuring = await recipesDone(during.ids);
+    const failedToStart = submittedDuring.filter((i) => i.status === 'error').map((i) => i.id as string);
+    for (const id of failedToStart) {
+      const retry = await call('POST', `/api/queue/${id}/retry`);
+      const events = (await db.query('select seq, event, data, created_at from job_event where stream = $1 order by seq', [`job:${id}`])).rows;
+      expect(retry?.status, JSON.stringify({ retry, item: (await call('GET', `/api/queue/${id}`))?.body, events }, null, 1)).toBe(200);
+    }
+    const retried = await recipesDone(failedToStart);
+    const ids = [...before.ids, ...during.ids];
+    const final = [...queuedBefore, ...submittedDuring.filter((i) => i.status !== 'error'), ...retried];
+    const created = fakes.manager.created.filter((c) => String(c.recipe.name).startsWith('outage-')).map((c) => String(c.recipe.name));
+    const completed = (job.status === 'done' ? 1 : 0) + final.filter((i) => i.status === 'success').length;
+    const figures = {
+      scenario: 'temporal server stopped 30 s',
+      jobsQueued: 1 + ids.length,
+      jobsSubmittedDuringOutage: during.ids.length + during.refused,
+      jobsRefusedDuringOutage: during.refused,
+      jobsFailedToStartDuringOutageThenRetried: failedToStart.length,
+      jobsCompleted: completed,
+      jobsLost: 1 + ids.length - completed,
+      jobsDuplicated: (await endings(jobId, 'done')) - 1 + (created.length - new Set(created).size),
+      outageMs: restartedAt - stoppedAt,
+      timeToCompleteQueuedJobsAfterRestartMs: recoveredMs,
+    };
+    console.log(`topology figures: ${JSON.stringify(figures)}`);
+    expect(job.status, JSON.stringify(job)).toBe('done');
+    expect(queuedBefore.map((i) => i.status)).toEqual(before.ids.map(() => 'success'));
+    expect(final.map((i) => i.status)).toEqual(ids.map(() => 'success'));
+    expect(figures).toMatchObject({ jobsLost: 0, jobsDuplicated: 0 });
+  });
+});
