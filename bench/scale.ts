@@ -140,7 +140,7 @@ export async function scale(): Promise<void> {
   await fs.chmod(dir, 0o755);
   const bindir = await provisionPgvector(log);
   // Memory for the HNSW build (its graph in memory) and to cache the vectors; the rest of PostgreSQL's defaults.
-  const pg = await startPgvectorPostgres(bindir, dir, await freePort(), { shared_buffers: '2GB', maintenance_work_mem: '3GB', max_parallel_maintenance_workers: '1' });
+  const pg = await startPgvectorPostgres(bindir, dir, { port: await freePort(), settings: { shared_buffers: '2GB', maintenance_work_mem: '3GB', max_parallel_maintenance_workers: '1' } });
   const orm = await openDatabase(pg.url);
   try {
     await migrate(orm, pg.url);

@@ -67,7 +67,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       (err: Error) => ({ error: err.message }),
     ),
     provisionPgvector(log)
-      .then((bindir) => startPgvectorPostgres(bindir, dir, pgvectorPort))
+      .then((bindir) => startPgvectorPostgres(bindir, dir, { port: pgvectorPort }))
       .catch((err: Error) => ({ error: `no PostgreSQL with pgvector: ${err.message}` })),
   ]);
   project.provide('databaseUrl', pg.url);

@@ -73,24 +73,49 @@ export async function provisionPgvector(log: Logger): Promise<string> {
   return path.dirname(bin);
 }
 
+export interface PgvectorCluster {
+  port: number;
+  /** The cluster's superuser (default `gristmill`, whose database the URL names). */
+  superuser?: string;
+  /** The superuser's password: connections then need it (SCRAM); without one they are trusted. */
+  password?: string;
+  /** Server settings (`-c` flags): the scale benchmark's memory, the topology's connections. */
+  settings?: Record<string, string>;
+  /** Create database `gristmill` (default true; the topology's init script creates it with its owner). */
+  createDatabase?: boolean;
+}
+
 /**
  * Starts a cluster of the provisioned server in a folder of its own under `dir` (as user postgres when running as
- * root: PostgreSQL refuses root), trusting connections from 127.0.0.1 only, with server `settings` (`-c` flags; the
- * scale benchmark's memory), and returns database `gristmill`'s URL.
+ * root: PostgreSQL refuses root), listening on 127.0.0.1 only, and returns the URL of database `gristmill` as the
+ * superuser; `start` starts it again after `stop` (a restart under load).
  */
-export async function startPgvectorPostgres(bindir: string, dir: string, port: number, settings: Record<string, string> = {}): Promise<PostgresEndpoint> {
+export async function startPgvectorPostgres(bindir: string, dir: string, o: PgvectorCluster): Promise<PostgresEndpoint & { start(): Promise<void> }> {
   const cluster = path.join(dir, 'pgvector-cluster');
+  const user = o.superuser ?? USER;
   await fs.mkdir(cluster, { recursive: true, mode: 0o700 });
   const asRoot = os.userInfo().uid === 0;
-  if (asRoot) await run('chown', ['postgres:postgres', cluster]);
   const as = (command: string, args: string[]) => (asRoot ? run('runuser', ['-u', 'postgres', '--', command, ...args]) : run(command, args));
-  await as(path.join(bindir, 'initdb'), ['-D', cluster, '-U', USER, '-A', 'trust', '-E', 'UTF8', '--locale=C']);
-  const flags = [`-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
-  await as(path.join(bindir, 'pg_ctl'), ['-D', cluster, '-o', flags, '-l', path.join(cluster, 'server.log'), '-w', 'start']);
-  const url = `postgres://${USER}@127.0.0.1:${port}/gristmill`;
-  await ensureDatabase(url);
+  const auth = ['-A', 'trust'];
+  if (o.password) {
+    const pwfile = path.join(dir, 'pgvector-cluster.pw');
+    await fs.writeFile(pwfile, o.password + '\n', { mode: 0o600 });
+    if (asRoot) await run('chown', ['postgres:postgres', pwfile]);
+    auth.splice(0, 2, '-A', 'scram-sha-256', `--pwfile=${pwfile}`);
+  }
+  if (asRoot) await run('chown', ['postgres:postgres', cluster]);
+  await as(path.join(bindir, 'initdb'), ['-D', cluster, '-U', user, ...auth, '-E', 'UTF8', '--locale=C']);
+  await fs.rm(path.join(dir, 'pgvector-cluster.pw'), { force: true });
+  const flags = [`-p ${o.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`, ...Object.entries(o.settings ?? {}).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
+  const start = async () => {
+    await as(path.join(bindir, 'pg_ctl'), ['-D', cluster, '-o', flags, '-l', path.join(cluster, 'server.log'), '-w', 'start']);
+  };
+  await start();
+  const url = `postgres://${user}${o.password ? `:${encodeURIComponent(o.password)}` : ''}@127.0.0.1:${o.port}/gristmill`;
+  if (o.createDatabase !== false) await ensureDatabase(url);
   return {
     url,
+    start,
     stop: async () => {
       await as(path.join(bindir, 'pg_ctl'), ['-D', cluster, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
     },

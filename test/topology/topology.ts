@@ -70,6 +70,7 @@ export async function startTopology(o: { env: Record<string, string>; apis?: num
     DATA_DIR: path.join(dir, 'data'), // compose's gristmill-data volume, shared by every Gristmill container
     PUBLIC_BASE_URL: proxy.url,
     LOG_LEVEL: 'info',
+    SEARCH_VECTORS: 'pgvector', // as docker-compose.yml, on its pgvector image
     ...o.env,
   };
   // The first API process runs the migrations alone, as compose's single `app` container does before any other.
