@@ -52,6 +52,11 @@ export interface GoBuild {
   commands: Record<string, string>;
   /** Folders of the module copied into the cache beside the binaries (data the programs need, such as SQL schemas). */
   folders?: string[];
+  /**
+   * Build inside a copy of the module (`go build` as its own main module) instead of `go install pkg@version`, which
+   * refuses a module whose go.mod has `replace` or `exclude` directives (Docker Compose's).
+   */
+  asMainModule?: boolean;
 }
 
 /** Every binary (and folder) of `build` exists in `dir`. */
@@ -63,7 +68,7 @@ async function complete(dir: string, build: GoBuild): Promise<boolean> {
 
 /**
  * Finds `build` in the cache folder `dir`, or builds it there once: `go install module/pkg@version` of every
- * command into a fresh folder beside `dir` (modules come through Go's own configuration: GOPROXY, GOFLAGS, its
+ * command (or `go build` in a copy of the module, `asMainModule`) into a fresh folder beside `dir` (modules come through Go's own configuration: GOPROXY, GOFLAGS, its
  * module cache), the binaries renamed as asked, the module's folders copied from Go's module cache, then one rename
  * of the whole folder, so a concurrent start never sees half a build. Answers `dir`.
  */
@@ -86,19 +91,28 @@ export async function goBuildCached(
   const work = await fs.mkdtemp(path.join(path.dirname(dir), '.build-'));
   const goEnv = { ...env, GOBIN: path.join(work, 'bin'), CGO_ENABLED: '0' };
   try {
-    log.info(`building ${build.what} with go install ${build.module}@${build.version} (several minutes the first time)`);
+    log.info(`building ${build.what} with go from ${build.module}@${build.version} (several minutes the first time)`);
     const started = Date.now();
-    await run(go, ['install', ...packages.map((p) => `${p.pkg}@${build.version}`)], {
-      env: goEnv,
-      maxBuffer: 64 * 1024 * 1024,
-      timeout: 60 * 60_000,
-    });
-    for (const p of packages) await fs.rename(path.join(work, 'bin', path.basename(p.pkg)), path.join(work, p.name));
-    await fs.rm(path.join(work, 'bin'), { recursive: true, force: true });
-    if (build.folders?.length) {
+    const long = { env: goEnv, maxBuffer: 64 * 1024 * 1024, timeout: 60 * 60_000 };
+    const source = async () => {
       const { stdout } = await run(go, ['mod', 'download', '-json', `${build.module}@${build.version}`], { env: goEnv, maxBuffer: 16 * 1024 * 1024 });
-      const source = (JSON.parse(stdout) as { Dir: string }).Dir;
-      for (const folder of build.folders) await fs.cp(path.join(source, folder), path.join(work, folder), { recursive: true });
+      return (JSON.parse(stdout) as { Dir: string }).Dir;
+    };
+    if (build.asMainModule) {
+      // Go's module cache is read-only: a writable copy, built in place, then dropped.
+      const copy = path.join(work, 'src');
+      await fs.cp(await source(), copy, { recursive: true });
+      await run('chmod', ['-R', 'u+w', copy]);
+      for (const p of Object.entries(build.commands)) await run(go, ['build', '-o', path.join(work, p[0]), `./${p[1]}`], { ...long, cwd: copy });
+      await fs.rm(copy, { recursive: true, force: true });
+    } else {
+      await run(go, ['install', ...packages.map((p) => `${p.pkg}@${build.version}`)], long);
+      for (const p of packages) await fs.rename(path.join(work, 'bin', path.basename(p.pkg)), path.join(work, p.name));
+      await fs.rm(path.join(work, 'bin'), { recursive: true, force: true });
+    }
+    if (build.folders?.length) {
+      const dir = await source();
+      for (const folder of build.folders) await fs.cp(path.join(dir, folder), path.join(work, folder), { recursive: true });
     }
     try {
       await fs.rename(work, dir);
