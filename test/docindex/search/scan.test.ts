@@ -54,7 +54,7 @@ const scan = (m: ReturnType<typeof laidOut>, queries: Float32Array[], limit: num
 describe('the 8-bit kernel', () => {
   it('computes each query against each row as a scalar loop does, scaled by the row', () => {
     const next = random(7);
-    for (const [rows, stride, nq] of [[1, 16, 1], [5, 32, 3], [37, 400, 8], [3, 1536, 2]] as const) {
+    for (const [rows, stride, nq] of [[1, 32, 1], [5, 64, 3], [37, 416, 8], [3, 1536, 2]] as const) {
       const memory = new WebAssembly.Memory({ initial: 4, maximum: 4, shared: true });
       const int8 = new Int8Array(memory.buffer, 0, rows * stride);
       int8.forEach((_, i) => (int8[i] = i % 7 === 0 ? (i % 2 ? 127 : -127) : Math.round(next() * 254)));
@@ -105,7 +105,7 @@ describe('the 8-bit kernel', () => {
     expect(quantizeRow(new Float32Array(4), out)).toBe(0);
     const q = quantizeQuery(Float32Array.from([1, -1]), 8192);
     expect(Math.abs(q.values[0]!) * ROW_MAX * 8192).toBeLessThan(2 ** 31);
-    expect(errorBound(quantizeQuery(new Float32Array(3), 16), 3, 0)).toBeGreaterThan(0);
+    expect(errorBound(quantizeQuery(new Float32Array(3), 32), 3, 0)).toBeGreaterThan(0);
   });
 });
 
@@ -192,8 +192,8 @@ describe('the scan threads', () => {
     try {
       // A request past the end of its memory traps in the kernel: the thread answers with the error.
       const memory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
-      const layout: Layout = { rows: 100_000, stride: 16, slots: 1, batch: 1 };
-      const query = scanQuery(normalise(vector(next, 16)), 5, layout, 0.01);
+      const layout: Layout = { rows: 100_000, stride: 32, slots: 1, batch: 1 };
+      const query = scanQuery(normalise(vector(next, 32)), 5, layout, 0.01);
       await expect(pool.scan(0, { matrix: -1, memory, layout, queries: [query], start: 0, end: 100_000 })).rejects.toThrow(/vector scan failed/);
 
       // A thread that stops while a batch of queries is on it fails that batch; the queries after it scan on.
