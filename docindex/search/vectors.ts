@@ -77,7 +77,7 @@ export class Matrix {
     const stride = Math.max(LANES_PER_STEP, Math.ceil(dims / LANES_PER_STEP) * LANES_PER_STEP);
     this.layout = { rows: ids.length, stride, slots: (pool?.size ?? 0) + 1, batch: pool ? MAX_BATCH : 1 };
     const pages = Math.ceil(layoutBytes(this.layout) / 65536);
-    // WebAssembly memory addresses 4 GiB: about 2.6 million rows at 384 dimensions, 680,000 at 1,536.
+    // WebAssembly memory addresses 4 GiB: about 2.1 million rows at 384 dimensions, 550,000 at 1,536 (float32 and int8).
     if (pages > MAX_PAGES) throw new MatrixTooLargeError(ids.length, dims);
     this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
     const views = rowViews(this.memory, this.layout);
