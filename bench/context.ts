@@ -14,6 +14,7 @@ import { Library } from '../docindex/entities/library.js';
 import { closeSearch, keywordIndexCacheSize, loadScopeKeywordIndex, scopeStamp, vectorCache } from '../docindex/search/search.js';
 import { writeVectorPack } from '../docindex/search/vector-pack.js';
 import { warmScope } from '../docindex/search/warm.js';
+import { Timings } from '../docindex/search/timings.js';
 import { startFakeRerank } from '../fakes/fake-rerank.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
 
@@ -64,24 +65,36 @@ async function fill(orm: Orm, n: number): Promise<void> {
   await em.execute(`analyze snippet_embedding`);
 }
 
-async function measure(deps: RetrievalDeps, mode: string, clients: number, perClient: number): Promise<{ p50: number; p95: number; count: number; times: number[] }> {
+interface Measured {
+  p50: number;
+  p95: number;
+  count: number;
+  times: number[];
+  /** Each phase's milliseconds per query (docindex/search/timings.ts), to see where the time goes. */
+  phases: Map<string, number[]>;
+}
+
+async function measure(deps: RetrievalDeps, mode: string, clients: number, perClient: number): Promise<Measured> {
   // Two-to-three-word questions, an identifier, and single words found in 40% of the snippets (the costly case).
   const queries = ['router cache', 'configure the server', 'useEffect cleanup', 'handle error response', 'deploy token', 'w1x w2x', 'wax query', 'render component state', 'configure', 'router'];
   const times: number[] = [];
+  const phases = new Map<string, number[]>();
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
       for (let i = 0; i < perClient; i++) {
         const query = queries[(c + i) % queries.length]!;
         const t0 = performance.now();
-        const r = await retrieveContext(deps, contextParams({ libraryId: LIB, query, searchMode: mode }));
+        const timings = new Timings();
+        const r = await retrieveContext(deps, contextParams({ libraryId: LIB, query, searchMode: mode }), { timings });
         times.push(performance.now() - t0);
+        for (const [name, ms] of timings.entries()) phases.set(name, [...(phases.get(name) ?? []), ms]);
         if (r.searchMode !== mode) throw new Error(`asked ${mode}, ran ${r.searchMode}`);
         // A query with fewer than two results has nothing to reorder.
         if (r.reranked !== (Boolean(deps.config.rerank.url) && r.resultCount > 1)) throw new Error(`${query}: reranked ${r.reranked}`);
       }
     }),
   );
-  return { p50: pct(times, 50), p95: pct(times, 95), count: times.length, times };
+  return { p50: pct(times, 50), p95: pct(times, 95), count: times.length, times, phases };
 }
 
 /**
@@ -193,7 +206,9 @@ export async function context(): Promise<void> {
       for (const mode of ['keyword', 'semantic', 'hybrid']) {
         for (const clients of [1, 16]) {
           const r = await measure(deps, mode, clients, clients === 1 ? 40 : 8);
-          console.log(`  ${mode.padEnd(8)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms  (${r.count} queries)`);
+          // Phases of two parallel branches (hybrid's keyword and semantic) overlap, so they add up to more than the total.
+          const phases = [...r.phases].map(([name, ms]) => `${name} ${pct(ms, 50).toFixed(1)}`).join(', ');
+          console.log(`  ${mode.padEnd(8)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms  (${r.count} queries; phase medians ms: ${phases})`);
         }
       }
       await rerankRound(deps);

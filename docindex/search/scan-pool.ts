@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import { startThread } from '../../core/threads.js';
-import type { Layout, Top } from './scan.js';
+import type { Layout, ScanQuery, Top } from './scan.js';
 
 export interface ScanRequest {
   id: number;
@@ -8,15 +8,16 @@ export interface ScanRequest {
   memory: WebAssembly.Memory;
   layout: Layout;
   slot: number;
-  query: Float32Array;
+  /** A batch: scanned together in one pass over the rows. */
+  queries: ScanQuery[];
   start: number;
   end: number;
-  limit: number;
 }
-export type ScanReply = ({ id: number } & Top) | { id: number; error: string };
+/** Each query's best rows, in the request's order. */
+export type ScanReply = { id: number; tops: Top[] } | { id: number; error: string };
 
 interface Pending {
-  resolve(top: Top): void;
+  resolve(tops: Top[]): void;
   reject(err: Error): void;
 }
 
@@ -34,12 +35,12 @@ export class ScanPool {
     this.threads = new Array<Worker | undefined>(size).fill(undefined);
   }
 
-  /** Scans rows [start, end) of a matrix on thread `index`. */
-  scan(index: number, req: Omit<ScanRequest, 'id' | 'slot'>): Promise<Top> {
+  /** Scans rows [start, end) of a matrix for a batch of queries on thread `index`. */
+  scan(index: number, req: Omit<ScanRequest, 'id' | 'slot'>): Promise<Top[]> {
     const id = this.nextId++;
     const thread = this.thread(index);
     thread.ref();
-    return new Promise<Top>((resolve, reject) => {
+    return new Promise<Top[]>((resolve, reject) => {
       this.pending.set(id, { resolve, reject, thread: index });
       thread.postMessage({ ...req, id, slot: index } satisfies ScanRequest);
     });
@@ -65,7 +66,7 @@ export class ScanPool {
       this.pending.delete(reply.id);
       if (![...this.pending.values()].some((q) => q.thread === index)) worker.unref();
       if ('error' in reply) p.reject(new Error(`vector scan failed: ${reply.error}`));
-      else p.resolve(reply);
+      else p.resolve(reply.tops);
     });
     const fail = (err: Error) => {
       for (const [id, p] of this.pending) {

@@ -1,22 +1,24 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Ranked, Scope } from './keyword.js';
-import { layoutBytes, mergeTop, scanRange, type Layout, type Top } from './scan.js';
+import { quantizeRow } from './quantize.js';
+import { layoutBytes, mergeTop, rowViews, scanQuery, scanRange, type Layout, type ScanQuery, type Top } from './scan.js';
 import type { ScanPool } from './scan-pool.js';
 import { ScopeCache } from './scope-cache.js';
-import { dotsKernel, LANES_PER_STEP, type Dots } from './simd.js';
+import { bindKernels, LANES_PER_STEP, type Kernels } from './simd.js';
 import { readVectorPack } from './vector-pack.js';
 
 /**
  * Semantic search: cosine similarity between the query's vector and every stored vector of one library scope
  * (default branch or one version) under the active profile. PostgreSQL here has no vector index (no pgvector in the
  * embedded server), so each API process keeps a scope's vectors in memory as one Float32Array matrix of unit-length
- * rows (remote providers' vectors are normalised on load) and scans it per query.
+ * rows (remote providers' vectors are normalised on load) and scans it per query: first a copy in 8-bit values,
+ * then the best candidates again in float32 (scan.ts), so answers are float32's at a quarter of the memory read.
  *
  * Entries are keyed by scope, profile, model and a stamp that changes whenever the scope is re-indexed (the library's
  * `lastIndexedAt` or the version's `indexedAt`: search.ts `scopeMatrix`), so a finished indexing job makes the next
  * query load the new vectors; each API process loads them as soon as the job is done (warm.ts), from the pack the
  * embed stage wrote (vector-pack.ts). Memory is bounded: least recently used entries are evicted once the matrices
- * together exceed `SEARCH_VECTOR_CACHE_MB` (a 100k-snippet library at 384 dimensions takes about 150 MB).
+ * together exceed `SEARCH_VECTOR_CACHE_MB` (a 100k-snippet library at 384 dimensions takes about 200 MB).
  */
 
 const MAX_PAGES = 65536;
@@ -31,19 +33,35 @@ export class MatrixTooLargeError extends Error {
 /** Matrices smaller than this many floats are scanned on the calling thread: a thread's round trip costs more. */
 const THREAD_MIN_FLOATS = 1 << 20;
 
+/**
+ * Queries scanned together at most: queries that arrive while a scan runs wait for it and then share one pass over
+ * the rows, so concurrent queries read the matrix once per batch rather than once each.
+ */
+const MAX_BATCH = 8;
+
 let matrixIds = 0;
 
+interface Waiting {
+  query: ScanQuery;
+  resolve(top: Top): void;
+  reject(err: Error): void;
+}
+
 /**
- * One scope's vectors: unit-length rows, each padded with zeros to a multiple of 8 floats, in a shared WebAssembly
- * memory (layout in scan.ts) that the scan threads read in place. A query's rows are split between the threads;
- * with no pool, or for a small matrix, the calling thread scans them all.
+ * One scope's vectors: unit-length rows, each padded with zeros to a multiple of 16 values, as float32 and as int8
+ * in a shared WebAssembly memory (layout in scan.ts) that the scan threads read in place. A batch of queries' rows
+ * are split between the threads; with no pool, or for a small matrix, the calling thread scans them all per query.
  */
 export class Matrix {
   readonly id = ++matrixIds;
   readonly bytes: number;
   private readonly layout: Layout;
   private readonly memory: WebAssembly.Memory;
-  private dots: Dots | undefined;
+  /** The largest int8 scale of any row, for the error bound of the 8-bit pass (quantize.ts). */
+  private readonly rowScale: number;
+  private kernels: Kernels | undefined;
+  private readonly waiting: Waiting[] = [];
+  private scanning = false;
 
   /**
    * `rows(i)` is row i, of length `dims` (normalised here). `pageOf[i]` numbers row i's page (document), for evidence
@@ -57,32 +75,57 @@ export class Matrix {
     readonly pageOf: Int32Array = Int32Array.from(ids, (_, i) => i),
   ) {
     const stride = Math.max(LANES_PER_STEP, Math.ceil(dims / LANES_PER_STEP) * LANES_PER_STEP);
-    this.layout = { rows: ids.length, stride, slots: (pool?.size ?? 0) + 1 };
+    this.layout = { rows: ids.length, stride, slots: (pool?.size ?? 0) + 1, batch: pool ? MAX_BATCH : 1 };
     const pages = Math.ceil(layoutBytes(this.layout) / 65536);
-    // WebAssembly memory addresses 4 GiB: about 2.6 million rows at 384 dimensions, 680,000 at 1,536.
+    // WebAssembly memory addresses 4 GiB: about 2.1 million rows at 384 dimensions, 550,000 at 1,536 (float32 and int8).
     if (pages > MAX_PAGES) throw new MatrixTooLargeError(ids.length, dims);
     this.memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
-    const data = new Float32Array(this.memory.buffer, 0, ids.length * stride);
-    for (let i = 0; i < ids.length; i++) data.set(normalise(rows(i)), i * stride);
+    const views = rowViews(this.memory, this.layout);
+    let rowScale = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const row = normalise(rows(i));
+      views.floats.set(row, i * stride);
+      views.scales[i] = quantizeRow(row, views.int8.subarray(i * stride, i * stride + dims));
+      rowScale = Math.max(rowScale, views.scales[i]!);
+    }
+    this.rowScale = rowScale;
     this.bytes = this.memory.buffer.byteLength + ids.length * 68;
   }
 
   /** The `limit` rows most similar to `query` (cosine), best first; ties by row, which is snippet id order. */
   async top(query: Float32Array, limit: number): Promise<Top> {
-    const q = normalise(query);
+    const q = scanQuery(normalise(query), limit, this.layout, this.rowScale);
     const n = this.ids.length;
-    const threads = this.pool && n * this.layout.stride >= THREAD_MIN_FLOATS ? this.pool.size : 0;
-    if (!threads) {
-      this.dots ??= dotsKernel(this.memory);
-      return scanRange(this.memory, this.dots, this.layout, this.layout.slots - 1, q, 0, n, limit);
+    if (!this.pool || n * this.layout.stride < THREAD_MIN_FLOATS) {
+      this.kernels ??= bindKernels(this.memory);
+      return scanRange(this.memory, this.kernels, this.layout, this.layout.slots - 1, [q], 0, n)[0]!;
     }
-    const per = Math.ceil(n / threads);
-    const parts = await Promise.all(
-      Array.from({ length: threads }, (_, t) =>
-        this.pool!.scan(t, { matrix: this.id, memory: this.memory, layout: this.layout, query: q, start: t * per, end: Math.min(n, (t + 1) * per), limit }),
-      ),
-    );
-    return mergeTop(parts, limit);
+    return new Promise<Top>((resolve, reject) => {
+      this.waiting.push({ query: q, resolve, reject });
+      if (!this.scanning) void this.scanBatches(this.pool!);
+    });
+  }
+
+  /** Scans the waiting queries, up to MAX_BATCH at a time, until none are left; a failed scan fails its batch only. */
+  private async scanBatches(pool: ScanPool): Promise<void> {
+    this.scanning = true;
+    const n = this.ids.length;
+    const per = Math.ceil(n / pool.size);
+    while (this.waiting.length) {
+      const batch = this.waiting.splice(0, MAX_BATCH);
+      const queries = batch.map((w) => w.query);
+      try {
+        const parts = await Promise.all(
+          Array.from({ length: pool.size }, (_, t) =>
+            pool.scan(t, { matrix: this.id, memory: this.memory, layout: this.layout, queries, start: t * per, end: Math.min(n, (t + 1) * per) }),
+          ),
+        );
+        batch.forEach((w, i) => w.resolve(mergeTop(parts.map((tops) => tops[i]!), w.query.limit)));
+      } catch (err) {
+        for (const w of batch) w.reject(err as Error);
+      }
+    }
+    this.scanning = false;
   }
 
   /** Called when the cache drops the matrix, so the threads let go of its memory too. */
