@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { loadConfig } from '../runtime/config.js';
 import { createLogger } from '../core/log.js';
 import { migrate, type Orm } from '../db/orm.js';
@@ -97,39 +99,46 @@ async function measure(clients: number, perClient: number, ask: (q: string) => P
   return { p50: pct(times, 50), p95: pct(times, 95) };
 }
 
-/** recall@10 of the HNSW path against the exact scan, for queries near random snippets of the library. */
-async function recall(orm: Orm, repositoryId: string, queries: number): Promise<Record<'recall' | 'exactMs' | 'hnswMs' | 'hnsw100Ms' | 'randomMs', number>> {
+/**
+ * recall@10 of the HNSW path against the exact scan, for queries near random snippets of the library, at each
+ * `hnsw.ef_search` of EF_SWEEP, with the median time of each path.
+ */
+const EF_SWEEP = [200, 400, 1000];
+async function recall(orm: Orm, repositoryId: string, queries: number): Promise<{ exactMs: number; byEf: { ef: number; recall: number; ms: number }[] }> {
   const em = orm.em.fork();
   const rows = await em.execute<{ v: string }[]>(
     `select (e.embedding_vector + array(select (random() - 0.5) * 0.08 from generate_series(1, ${DIMS}) g where g > 0 * length(e.snippet_id))::vector)::text as v
      from snippet_embedding e where e.repository_id = ? order by random() limit ?`,
     [repositoryId, queries],
   );
-  let hits = 0;
-  const exactMs: number[] = [];
-  const hnswMs: number[] = [];
-  const hnsw100Ms: number[] = [];
-  const randomMs: number[] = [];
   const scope = { repositoryId, versionId: null };
+  const exactMs: number[] = [];
+  const exact: Set<string>[] = [];
   for (const r of rows) {
-    const q = Float32Array.from(JSON.parse(r.v) as number[]);
-    let t0 = performance.now();
-    const exact = await pgvectorTopK(em, scope, 'bench', q, 10, 0);
+    const t0 = performance.now();
+    exact.push(new Set((await pgvectorTopK(em, scope, 'bench', Float32Array.from(JSON.parse(r.v) as number[]), 10, 0)).map((x) => x.id)));
     exactMs.push(performance.now() - t0);
-    t0 = performance.now();
-    const approx = await pgvectorTopK(em, scope, 'bench', q, 10, EXACT_MAX_ROWS + 1);
-    hnswMs.push(performance.now() - t0);
-    t0 = performance.now();
-    await pgvectorTopK(em, scope, 'bench', q, 100, EXACT_MAX_ROWS + 1);
-    hnsw100Ms.push(performance.now() - t0);
-    const random = Float32Array.from({ length: DIMS }, () => Math.random() - 0.5);
-    t0 = performance.now();
-    await pgvectorTopK(em, scope, 'bench', random, 100, EXACT_MAX_ROWS + 1);
-    randomMs.push(performance.now() - t0);
-    const want = new Set(exact.map((x) => x.id));
-    hits += approx.filter((x) => want.has(x.id)).length;
   }
-  return { recall: hits / (rows.length * 10), exactMs: pct(exactMs, 50), hnswMs: pct(hnswMs, 50), hnsw100Ms: pct(hnsw100Ms, 50), randomMs: pct(randomMs, 50) };
+  const byEf = [];
+  for (const ef of EF_SWEEP) {
+    let hits = 0;
+    const ms: number[] = [];
+    for (const [i, r] of rows.entries()) {
+      const t0 = performance.now();
+      const approx = await pgvectorTopK(em, scope, 'bench', Float32Array.from(JSON.parse(r.v) as number[]), 10, EXACT_MAX_ROWS + 1, { efSearch: ef });
+      ms.push(performance.now() - t0);
+      hits += approx.filter((x) => exact[i]!.has(x.id)).length;
+    }
+    byEf.push({ ef, recall: hits / (rows.length * 10), ms: pct(ms, 50) });
+  }
+  return { exactMs: pct(exactMs, 50), byEf };
+}
+
+/** This process's live memory: collected first, so what is left is what it holds. */
+function liveMemory(): NodeJS.MemoryUsage {
+  v8.setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return process.memoryUsage();
 }
 
 export async function scale(): Promise<void> {
@@ -188,14 +197,15 @@ export async function scale(): Promise<void> {
         console.log(`  ${label.padEnd(52)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms`);
       }
     }
-    const m = process.memoryUsage();
+    const m = liveMemory();
     console.log(
-      `memory of this process (the API replica): RSS ${mb(m.rss)} (JavaScript heap ${mb(m.heapUsed)}, array buffers ${mb(m.arrayBuffers)}); ` +
+      `memory of this process (the API replica), after a collection: RSS ${mb(m.rss)} (JavaScript heap ${mb(m.heapUsed)}, array buffers ${mb(m.arrayBuffers)}); ` +
         `keyword indexes ${mb(keywordIndexCacheSize().bytes)} (${keywordIndexCacheSize().entries} libraries), vector matrices ${mb(vectorCache(config).size.bytes)}; the query model's thread is in RSS`,
     );
     for (const i of [0, 2, 5].filter((k) => counts[k]! > EXACT_MAX_ROWS)) {
       const r = await recall(orm, libId(i), 50);
-      console.log(`recall@10 of HNSW against the exact scan, ${libId(i)} (${counts[i]} snippets), 50 queries: ${r.recall.toFixed(3)}; median exact ${r.exactMs.toFixed(1)} ms, HNSW ${r.hnswMs.toFixed(1)} ms (100 rows: ${r.hnsw100Ms.toFixed(1)} ms; a query far from every snippet: ${r.randomMs.toFixed(1)} ms)`);
+      const sweep = r.byEf.map((x) => `ef_search ${x.ef}: ${x.recall.toFixed(3)} in ${x.ms.toFixed(1)} ms`).join(', ');
+      console.log(`recall@10 of HNSW against the exact scan (${r.exactMs.toFixed(1)} ms), ${libId(i)} (${counts[i]} snippets), 50 queries: ${sweep}`);
     }
   } finally {
     await closeProviders();

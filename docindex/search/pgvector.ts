@@ -148,9 +148,17 @@ export interface ScopedRanked extends PagedRanked {
 /**
  * The `limit` snippets of the scopes (one library, or several searched at once) most similar to `query` (cosine),
  * best first, ties by snippet id; `rows` is how many vectors the scopes hold (`scopeVectors`), which chooses exact
- * search or the HNSW index.
+ * search or the HNSW index (`efSearch` overrides EF_SEARCH: the scale benchmark's sweep).
  */
-export async function pgvectorTopK(em: EntityManager, scopes: Scope | readonly Scope[], profileId: string, query: Float32Array, limit: number, rows: number): Promise<ScopedRanked[]> {
+export async function pgvectorTopK(
+  em: EntityManager,
+  scopes: Scope | readonly Scope[],
+  profileId: string,
+  query: Float32Array,
+  limit: number,
+  rows: number,
+  o: { efSearch?: number } = {},
+): Promise<ScopedRanked[]> {
   const dims = query.length;
   const q = vectorText(query);
   const [where, whereParams] = inScopes(Array.isArray(scopes) ? scopes : [scopes as Scope]);
@@ -170,7 +178,7 @@ export async function pgvectorTopK(em: EntityManager, scopes: Scope | readonly S
   } else {
     found = await em.transactional(async (tx) => {
       await tx.execute(`set local hnsw.iterative_scan = relaxed_order`);
-      await tx.execute(`select set_config('hnsw.ef_search', ?, true)`, [String(Math.max(EF_SEARCH, limit))]);
+      await tx.execute(`select set_config('hnsw.ef_search', ?, true)`, [String(Math.max(o.efSearch ?? EF_SEARCH, limit))]);
       return tx.execute(
         withDocuments(
           `select e.snippet_id as id, e.repository_id, (e.embedding_vector::vector(${dims}) <#> ?::vector(${dims})) as d from snippet_embedding e
