@@ -11,7 +11,7 @@ import { closeProviders } from '../docindex/embeddings/profiles.js';
 import { contextParams, retrieveContext, type RetrievalDeps } from '../docindex/search/context.js';
 import { refreshTermStatistics } from '../docindex/search/keyword.js';
 import { retrieveAcrossLibraries } from '../docindex/search/multi-library.js';
-import { EXACT_MAX_ROWS, ensurePgvector, ensureProfileIndex, pgvectorTopK } from '../docindex/search/pgvector.js';
+import { EXACT_MAX_ROWS, ensurePgvector, ensureScopeIndex, pgvectorTopK } from '../docindex/search/pgvector.js';
 import { closeSearch, keywordIndexCacheSize, vectorCache } from '../docindex/search/search.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
 import { freePort } from '../fakes/ports.js';
@@ -116,7 +116,7 @@ async function recall(orm: Orm, repositoryId: string, queries: number): Promise<
   const exact: Set<string>[] = [];
   for (const r of rows) {
     const t0 = performance.now();
-    exact.push(new Set((await pgvectorTopK(em, scope, 'bench', Float32Array.from(JSON.parse(r.v) as number[]), 10, 0)).map((x) => x.id)));
+    exact.push(new Set((await pgvectorTopK(em, [{ scope, rows: 0 }], 'bench', Float32Array.from(JSON.parse(r.v) as number[]), 10)).map((x) => x.id)));
     exactMs.push(performance.now() - t0);
   }
   const byEf = [];
@@ -125,7 +125,7 @@ async function recall(orm: Orm, repositoryId: string, queries: number): Promise<
     const ms: number[] = [];
     for (const [i, r] of rows.entries()) {
       const t0 = performance.now();
-      const approx = await pgvectorTopK(em, scope, 'bench', Float32Array.from(JSON.parse(r.v) as number[]), 10, EXACT_MAX_ROWS + 1, { efSearch: ef });
+      const approx = await pgvectorTopK(em, [{ scope, rows: EXACT_MAX_ROWS + 1 }], 'bench', Float32Array.from(JSON.parse(r.v) as number[]), 10, { efSearch: ef });
       ms.push(performance.now() - t0);
       hits += approx.filter((x) => exact[i]!.has(x.id)).length;
     }
@@ -167,8 +167,9 @@ export async function scale(): Promise<void> {
     await fill(orm, counts);
     console.log(`generated in ${since(t0)}`);
     t0 = performance.now();
-    await ensureProfileIndex(orm.em.fork(), 'bench', DIMS);
-    console.log(`HNSW index built in ${since(t0)} (the embed stage builds it when a scope first outgrows ${EXACT_MAX_ROWS.toLocaleString('en')} vectors)`);
+    const indexed = counts.map((n, i) => ({ n, i })).filter((x) => x.n > EXACT_MAX_ROWS);
+    for (const { i } of indexed) await ensureScopeIndex(orm.em.fork(), { repositoryId: libId(i), versionId: null }, 'bench', DIMS);
+    console.log(`HNSW indexes of the ${indexed.length} libraries over ${EXACT_MAX_ROWS.toLocaleString('en')} vectors built in ${since(t0)} (the embed stage builds a library's when it first outgrows exact search)`);
     const [size] = await orm.em.fork().execute<{ table: string; hnsw: string; snippets: string }[]>(
       `select pg_total_relation_size('snippet_embedding') as table,
               (select sum(pg_relation_size(indexrelid)) from pg_index where indrelid = 'snippet_embedding'::regclass and indexrelid::regclass::text like 'snippet_embedding_hnsw_%') as hnsw,

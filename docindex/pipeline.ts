@@ -24,7 +24,7 @@ import { versionIdOf } from './ids.js';
 import { checkoutSource } from './sources/index.js';
 import { indexDetail, type IndexJobDetail } from './kind.js';
 import { refreshTermStatistics } from './search/keyword.js';
-import { ensureProfileIndex, EXACT_MAX_ROWS, fillVectorColumn, scopeVectors, vectorText } from './search/pgvector.js';
+import { ensureScopeIndex, EXACT_MAX_ROWS, fillVectorColumn, scopeVectors, vectorText } from './search/pgvector.js';
 import { writeVectorPack } from './search/vector-pack.js';
 import { StagedVectors } from './staged-vectors.js';
 
@@ -771,14 +771,14 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
 
 /**
  * SEARCH_VECTORS=pgvector (docindex/search/pgvector.ts): the scope's rows written without their `vector` (by an
- * earlier attempt of a memory-mode worker, say) get it, and a scope too big for exact search gets its profile's HNSW
+ * earlier attempt of a memory-mode worker, say) get it, and a scope too big for exact search gets its own HNSW
  * index. API processes load nothing, so there is no pack to write.
  */
 async function indexInPostgres(em: EntityManager, input: IndexStep, profileId: string): Promise<void> {
   const scope = { repositoryId: input.repositoryId, versionId: input.versionId };
   await fillVectorColumn(em, scope);
   const { rows, dims } = await scopeVectors(em, scope, profileId);
-  if (rows > EXACT_MAX_ROWS) await ensureProfileIndex(em, profileId, dims);
+  if (rows > EXACT_MAX_ROWS) await ensureScopeIndex(em, scope, profileId, dims);
 }
 
 /**

@@ -16,8 +16,10 @@ import { normalise, type PagedRanked } from './vectors.js';
  * the rows it returns.
  *
  * A scope of at most EXACT_MAX_ROWS vectors is searched exactly (its rows through the (repository, profile) index,
- * every distance computed). A larger one goes through the profile's HNSW index (approximate: pgvector's iterative
- * scan walks on until enough of the scope's rows are found), built by `ensureProfileIndex` after an embed stage.
+ * every distance computed). A larger one goes through its own HNSW index (approximate), built by `ensureScopeIndex`
+ * after an embed stage. Several scopes searched together (search across libraries) are one exact statement while
+ * they hold at most EXACT_MAX_ROWS vectors between them; beyond that each large scope is searched through its index,
+ * the small ones together exactly, and the lists merged.
  */
 export const EXACT_MAX_ROWS = 20_000;
 /** Candidates an HNSW search keeps (pgvector's `hnsw.ef_search`): at least the rows asked for. */
@@ -96,22 +98,39 @@ export async function fillVectorColumn(em: EntityManager, scope?: Scope, batch =
   }
 }
 
-/** The name of a profile's HNSW index over vectors of `dims` dimensions. */
-function indexName(profileId: string, dims: number): string {
-  return `snippet_embedding_hnsw_${createHash('sha256').update(profileId).digest('hex').slice(0, 12)}_${dims}`;
-}
+const INDEX_PREFIX = 'snippet_embedding_hnsw_';
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /**
- * The profile's HNSW index (inner product over `vector(dims)`, partial on the profile: an index holds one length),
- * built the first time a scope of the profile's outgrows exact search; later rows are added to it as they are written.
+ * The scope's own HNSW index (inner product over `vector(dims)`, partial on the profile and the scope), built the
+ * first time the scope outgrows exact search; later rows are added to it as they are written. One index per large
+ * scope rather than one per profile: a search of one scope through a profile-wide graph filters most of what it
+ * visits away, and its recall falls (bench/README.md, "Scale"). Indexes of scopes no longer indexed are dropped here.
  */
-export async function ensureProfileIndex(em: EntityManager, profileId: string, dims: number): Promise<void> {
+export async function ensureScopeIndex(em: EntityManager, scope: Scope, profileId: string, dims: number): Promise<void> {
   if (!Number.isInteger(dims) || dims < 1 || dims > 16_000) return;
-  const literal = `'${profileId.replace(/'/g, "''")}'`;
+  const key = `${profileId}\n${scope.repositoryId}\n${scope.versionId ?? ''}`;
+  const name = `${INDEX_PREFIX}${createHash('sha256').update(key).digest('hex').slice(0, 16)}_${dims}`;
+  const version = scope.versionId === null ? 'version_id is null' : `version_id = ${literal(scope.versionId)}`;
   await em.execute(
-    `create index if not exists "${indexName(profileId, dims)}" on snippet_embedding
-     using hnsw ((embedding_vector::vector(${dims})) vector_ip_ops) where profile_id = ${literal}`,
+    `create index if not exists "${name}" on snippet_embedding using hnsw ((embedding_vector::vector(${dims})) vector_ip_ops)
+     where profile_id = ${literal(profileId)} and repository_id = ${literal(scope.repositoryId)} and ${version}`,
   );
+  await dropOrphanIndexes(em);
+}
+
+/** Drops the scope indexes whose scope has no vectors left (its library deleted or re-embedded under another profile). */
+async function dropOrphanIndexes(em: EntityManager): Promise<void> {
+  const indexes = await em.execute<{ name: string; def: string }[]>(
+    `select indexname as name, indexdef as def from pg_indexes where tablename = 'snippet_embedding' and indexname like ?`,
+    [`${INDEX_PREFIX}%`],
+  );
+  for (const index of indexes) {
+    const where = /\sWHERE\s(.*)$/s.exec(index.def)?.[1];
+    if (!where) continue;
+    const [row] = await em.execute<{ used: boolean }[]>(`select exists (select 1 from snippet_embedding where ${where}) as used`);
+    if (!row!.used) await em.execute(`drop index if exists "${index.name}"`);
+  }
 }
 
 /** How many vectors the scope has under the profile, and their length (0 when none). */
@@ -145,56 +164,80 @@ export interface ScopedRanked extends PagedRanked {
   versionId: string | null;
 }
 
+/** A scope to search, with how many vectors it holds (`scopeVectors`). */
+export interface SizedScope {
+  scope: Scope;
+  rows: number;
+}
+
+type Found = { id: string; repository_id: string; version_id: string | null; document_id: string; d: number };
+
+/** The best rows of `best` (a statement over snippet_embedding `e`), with their snippets' documents. */
+const withDocuments = (best: string) =>
+  `select t.id, t.repository_id, s.version_id, s.document_id, t.d from (${best}) t join snippet s on s.id = t.id`;
+
+/** Every distance computed: the scopes' rows through the (repository, profile) index. */
+function exactTopK(em: EntityManager, scopes: readonly Scope[], profileId: string, q: string, limit: number): Promise<Found[]> {
+  const [where, whereParams] = inScopes(scopes);
+  return em.execute(
+    withDocuments(
+      `select e.snippet_id as id, e.repository_id, (e.embedding_vector <#> ?::vector) as d from snippet_embedding e
+       where e.profile_id = ? and ${where} and e.embedding_vector is not null
+       order by d, e.snippet_id limit ?`,
+    ),
+    [q, profileId, ...whereParams, limit],
+  );
+}
+
+/** Through the scope's own HNSW index (`ensureScopeIndex`): the statement's condition is the index's. */
+function indexedTopK(em: EntityManager, scope: Scope, profileId: string, q: string, dims: number, limit: number, efSearch: number): Promise<Found[]> {
+  const [version, versionParams] = versionIs('e', scope);
+  return em.transactional(async (tx) => {
+    await tx.execute(`select set_config('hnsw.ef_search', ?, true)`, [String(Math.min(1000, Math.max(efSearch, limit)))]);
+    return tx.execute(
+      withDocuments(
+        `select e.snippet_id as id, e.repository_id, (e.embedding_vector::vector(${dims}) <#> ?::vector(${dims})) as d from snippet_embedding e
+         where e.profile_id = ? and e.repository_id = ? and ${version}
+         order by e.embedding_vector::vector(${dims}) <#> ?::vector(${dims}) limit ?`,
+      ),
+      [q, profileId, scope.repositoryId, ...versionParams, q, limit],
+    );
+  });
+}
+
 /**
  * The `limit` snippets of the scopes (one library, or several searched at once) most similar to `query` (cosine),
- * best first, ties by snippet id; `rows` is how many vectors the scopes hold (`scopeVectors`), which chooses exact
- * search or the HNSW index (`efSearch` overrides EF_SEARCH: the scale benchmark's sweep).
+ * best first, ties by snippet id: one exact statement while they hold at most EXACT_MAX_ROWS vectors between them,
+ * else each larger scope through its HNSW index and the rest in one exact statement, merged (`efSearch` overrides
+ * EF_SEARCH: the scale benchmark's sweep).
  */
 export async function pgvectorTopK(
   em: EntityManager,
-  scopes: Scope | readonly Scope[],
+  scopes: readonly SizedScope[],
   profileId: string,
   query: Float32Array,
   limit: number,
-  rows: number,
   o: { efSearch?: number } = {},
 ): Promise<ScopedRanked[]> {
-  const dims = query.length;
   const q = vectorText(query);
-  const [where, whereParams] = inScopes(Array.isArray(scopes) ? scopes : [scopes as Scope]);
-  // The best rows from snippet_embedding alone, then their snippets' documents.
-  const withDocuments = (best: string) =>
-    `select t.id, t.repository_id, s.version_id, s.document_id, t.d from (${best}) t join snippet s on s.id = t.id order by t.d, t.id`;
-  let found: { id: string; repository_id: string; version_id: string | null; document_id: string; d: number }[];
-  if (rows <= EXACT_MAX_ROWS) {
-    found = await em.execute(
-      withDocuments(
-        `select e.snippet_id as id, e.repository_id, (e.embedding_vector <#> ?::vector) as d from snippet_embedding e
-         where e.profile_id = ? and ${where} and e.embedding_vector is not null
-         order by d, e.snippet_id limit ?`,
-      ),
-      [q, profileId, ...whereParams, limit],
-    );
-  } else {
-    found = await em.transactional(async (tx) => {
-      await tx.execute(`set local hnsw.iterative_scan = relaxed_order`);
-      await tx.execute(`select set_config('hnsw.ef_search', ?, true)`, [String(Math.max(o.efSearch ?? EF_SEARCH, limit))]);
-      return tx.execute(
-        withDocuments(
-          `select e.snippet_id as id, e.repository_id, (e.embedding_vector::vector(${dims}) <#> ?::vector(${dims})) as d from snippet_embedding e
-           where e.profile_id = ? and ${where}
-           order by e.embedding_vector::vector(${dims}) <#> ?::vector(${dims}) limit ?`,
-        ),
-        [q, profileId, ...whereParams, q, limit],
-      );
-    });
-  }
+  const total = scopes.reduce((sum, s) => sum + s.rows, 0);
+  const large = total > EXACT_MAX_ROWS ? scopes.filter((s) => s.rows > EXACT_MAX_ROWS) : [];
+  const small = scopes.filter((s) => !large.includes(s)).map((s) => s.scope);
+  const lists = await Promise.all([
+    ...large.map((s) => indexedTopK(em, s.scope, profileId, q, query.length, limit, o.efSearch ?? EF_SEARCH)),
+    small.length ? exactTopK(em, small, profileId, q, limit) : Promise.resolve([]),
+  ]);
+  const found = lists
+    .flat()
+    .map((r) => ({ ...r, d: Number(r.d) }))
+    .sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, limit);
   const pages = new Map<string, number>();
   return found.map((r) => ({
     id: r.id,
     repositoryId: r.repository_id,
     versionId: r.version_id,
-    score: -Number(r.d),
+    score: -r.d,
     page: pages.get(r.document_id) ?? pages.set(r.document_id, pages.size).size - 1,
   }));
 }

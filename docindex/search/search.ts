@@ -238,7 +238,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
     const depthWanted = Math.max(depth, EVIDENCE_POOL);
     const candidates = matrix
       ? await topK(matrix, vector, depthWanted)
-      : await pgvectorTopK(em, req.scope, provider.profileId, vector, depthWanted, inPostgres!.rows);
+      : await pgvectorTopK(em, [{ scope: req.scope, rows: inPostgres!.rows }], provider.profileId, vector, depthWanted);
     return withSiblingSimilarity(candidates, depth);
   };
   const semantic = (depth: number) => timed(req.timings, 'semantic', () => semanticRanked(depth));
@@ -258,7 +258,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
 
 /**
  * The semantic list of several scopes searched together (docindex/search/multi-library.ts) with SEARCH_VECTORS=pgvector:
- * one statement over all of them (the HNSW index when together they outgrow exact search) instead of one per scope,
+ * one exact statement over all of them (or each large one through its HNSW index: pgvector.ts) instead of one per scope,
  * with each page's second-best match counted as in one scope. Undefined when a scope has no vectors of the active
  * profile or the query cannot be embedded: the caller answers by keyword, as one library does.
  */
@@ -280,8 +280,8 @@ export async function semanticAcrossScopes(
     return undefined;
   }
   if (sizes.some((v) => v.dims !== vector.length)) return undefined;
-  const rows = sizes.reduce((sum, v) => sum + v.rows, 0);
-  const found = await pgvectorTopK(em, scopes.map((s) => s.scope), provider.profileId, vector, Math.max(depth, EVIDENCE_POOL), rows);
+  const sized = scopes.map((s, i) => ({ scope: s.scope, rows: sizes[i]!.rows }));
+  const found = await pgvectorTopK(em, sized, provider.profileId, vector, Math.max(depth, EVIDENCE_POOL));
   const owner = new Map(found.map((r) => [r.id, r]));
   return withSiblingSimilarity(found, depth).map((r) => ({ ...r, repositoryId: owner.get(r.id)!.repositoryId, versionId: owner.get(r.id)!.versionId }));
 }

@@ -12,7 +12,7 @@ import { openDatabase } from '../../../runtime/database.js';
 import { Library } from '../../../docindex/entities/library.js';
 import { activeEmbeddingProvider } from '../../../docindex/embeddings/profiles.js';
 import { embedQuery } from '../../../docindex/embeddings/provider.js';
-import { EXACT_MAX_ROWS, ensurePgvector, ensureProfileIndex, pgvectorTopK, scopeVectors } from '../../../docindex/search/pgvector.js';
+import { EXACT_MAX_ROWS, ensurePgvector, ensureScopeIndex, pgvectorTopK, scopeVectors } from '../../../docindex/search/pgvector.js';
 import { rankScope, scopeStamp, vectorCache } from '../../../docindex/search/search.js';
 import { contextParams } from '../../../docindex/search/context.js';
 import { retrieveAcrossLibraries } from '../../../docindex/search/multi-library.js';
@@ -154,19 +154,22 @@ describe('SEARCH_VECTORS=pgvector', () => {
     }
   });
 
-  it('searches a scope too big for exact search through the HNSW index, with the exact ranking', async () => {
+  it('searches a scope too big for exact search through its own HNSW index, with the exact ranking', async () => {
     const em = stack.orm.em.fork();
     const { rows, dims } = await scopeVectors(em, scope, PROFILE);
-    await ensureProfileIndex(em, PROFILE, dims);
-    const [index] = await sql<{ def: string }>(`select indexdef as def from pg_indexes where tablename = 'snippet_embedding' and indexname like 'snippet_embedding_hnsw_%'`);
-    expect(index!.def).toMatch(/USING hnsw .*vector_ip_ops.*WHERE .*profile_id.*default-local/);
+    await ensureScopeIndex(em, scope, PROFILE, dims);
+    const defs = await sql<{ def: string }>(`select indexdef as def from pg_indexes where tablename = 'snippet_embedding' and indexname like 'snippet_embedding_hnsw_%'`);
+    expect(defs.map((d) => d.def)).toEqual([expect.stringMatching(/USING hnsw .*vector_ip_ops.*WHERE .*profile_id.*'default-local'.*repository_id.*'\/local\/pgv-kit'.*version_id IS NULL/)]);
     const provider = (await activeEmbeddingProvider(em, stack.config))!;
     const query = await embedQuery(provider, 'handle an error');
-    const exact = await pgvectorTopK(em, scope, PROFILE, query, 10, rows);
-    const viaIndex = await pgvectorTopK(em, scope, PROFILE, query, 10, EXACT_MAX_ROWS + 1);
+    const exact = await pgvectorTopK(em, [{ scope, rows }], PROFILE, query, 10);
+    const viaIndex = await pgvectorTopK(em, [{ scope, rows: EXACT_MAX_ROWS + 1 }], PROFILE, query, 10);
     close(viaIndex, exact);
     // And both are the in-process scan's.
     close(exact, await topK(await loadMatrix(em, scope, PROFILE), query, 10));
+    // Several scopes, one of them large: its index and the others' exact statement, merged as one exact statement would.
+    const two = { scope: { repositoryId: '/local/pgv-two', versionId: null }, rows: 1 };
+    close(await pgvectorTopK(em, [{ scope, rows: EXACT_MAX_ROWS + 1 }, two], PROFILE, query, 12), await pgvectorTopK(em, [{ scope, rows }, two], PROFILE, query, 12));
   });
 
   it('fills the column of rows written without it (a memory-mode worker, an older install) at the next start', async () => {
@@ -181,5 +184,20 @@ describe('SEARCH_VECTORS=pgvector', () => {
     const lib = await em.findOneOrFail(Library, { id: LIB });
     const again = await rankScope({ config: stack.config, log }, em, { scope, query: 'router cache', mode: 'semantic', alpha: 1, limit: 20, stamp: `${scopeStamp(lib.lastIndexedAt)}-refilled` });
     close(again.ranked, want);
+  });
+
+  it('drops the HNSW index of a library that is gone when the next one is built', async () => {
+    const em = stack.orm.em.fork();
+    const two = { repositoryId: '/local/pgv-two', versionId: null };
+    const dims = (await scopeVectors(em, scope, PROFILE)).dims;
+    await ensureScopeIndex(em, two, PROFILE, dims);
+    const names = async () => (await sql<{ def: string }>(`select indexdef as def from pg_indexes where indexname like 'snippet_embedding_hnsw_%'`)).map((r) => r.def);
+    expect((await names()).some((d) => d.includes('/local/pgv-two'))).toBe(true);
+    const res = await api(stack, 'DELETE', `/api/v1/libs/${encodeURIComponent('/local/pgv-two')}`);
+    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+    await ensureScopeIndex(em, scope, PROFILE, dims);
+    const left = await names();
+    expect(left.some((d) => d.includes('/local/pgv-two'))).toBe(false);
+    expect(left.some((d) => d.includes('/local/pgv-kit'))).toBe(true);
   });
 });
