@@ -342,10 +342,20 @@ describe('the Temporal server stopped for 30 s', () => {
     const recoveredMs = Date.now() - restartedAt;
     const submittedDuring = await recipesDone(during.ids);
     const failedToStart = submittedDuring.filter((i) => i.status === 'error').map((i) => i.id as string);
+    // A job can be marked failed while its workflow is still starting: the API's start call keeps retrying after
+    // the server is back, and meanwhile an API's reconciler (jobs/reconciler.ts) finds no workflow for a job older
+    // than its grace and marks it failed ("no longer exists in Temporal"); then the start succeeds and the job runs
+    // on. Such a job refuses a retry (409, in progress again); it is counted apart, and must still complete once.
+    const resumedAfterFailed: string[] = [];
     for (const id of failedToStart) {
       const retry = await call('POST', `/api/queue/${id}/retry`);
+      const item = (await call('GET', `/api/queue/${id}`))?.body;
+      if (retry?.status === 409 && ['in_progress', 'success'].includes(item?.status)) {
+        resumedAfterFailed.push(id);
+        continue;
+      }
       const events = (await db.query('select seq, event, data, created_at from job_event where stream = $1 order by seq', [`job:${id}`])).rows;
-      expect(retry?.status, JSON.stringify({ retry, item: (await call('GET', `/api/queue/${id}`))?.body, events }, null, 1)).toBe(200);
+      expect(retry?.status, JSON.stringify({ retry, item, events }, null, 1)).toBe(200);
     }
     const retried = await recipesDone(failedToStart);
     const ids = [...before.ids, ...during.ids];
@@ -357,7 +367,8 @@ describe('the Temporal server stopped for 30 s', () => {
       jobsQueued: 1 + ids.length,
       jobsSubmittedDuringOutage: during.ids.length + during.refused,
       jobsRefusedDuringOutage: during.refused,
-      jobsFailedToStartDuringOutageThenRetried: failedToStart.length,
+      jobsFailedToStartDuringOutageThenRetried: failedToStart.length - resumedAfterFailed.length,
+      jobsMarkedFailedThenRanOnTheirOwn: resumedAfterFailed.length,
       jobsCompleted: completed,
       jobsLost: 1 + ids.length - completed,
       jobsDuplicated: (await endings(jobId, 'done')) - 1 + (created.length - new Set(created).size),
