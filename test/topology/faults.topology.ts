@@ -473,6 +473,7 @@ describe('PostgreSQL restarted', () => {
       sseEventsDuplicated: eventsDuplicated,
       outageMs: restartedAt - stoppedAt,
       webhookAcceptedAfterRestartMs: answeredAt - restartedAt,
+      webhookAttempts: fakes.asr.callbacks.filter((c) => c.jobId === submission.id).map((c) => c.status),
       timeToCompleteAfterRestartMs: recoveredMs,
     };
     console.log(`topology figures: ${JSON.stringify(figures)}`);
