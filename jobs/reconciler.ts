@@ -91,7 +91,12 @@ export class Reconciler {
    */
   private async verdict(job: Job): Promise<{ outcome: 'failed' | 'cancelled'; reason: string } | undefined> {
     const latest = await this.describe(job.workflowId);
-    if (!latest) return { outcome: 'failed', reason: 'Its workflow no longer exists in Temporal (lost while the service was down)' };
+    if (!latest) {
+      // A job no run owns yet may still be starting: its API process keeps trying while Temporal is unreachable
+      // (jobs/launch.ts), and the start can get through after Temporal is back, seconds after this pass looks.
+      if (!job.runId && Date.now() - job.updatedAt.getTime() < RELAUNCH_GRACE_MS) return undefined;
+      return { outcome: 'failed', reason: 'Its workflow no longer exists in Temporal (lost while the service was down)' };
+    }
     if (ALIVE.has(latest.status) && latest.runId !== job.runId) return undefined; // a new run takes the job at its start
     if (!job.runId) {
       if (ALIVE.has(latest.status)) return undefined;
@@ -131,8 +136,9 @@ interface RunState {
 const ALIVE = new Set(['RUNNING', 'CONTINUED_AS_NEW', 'PAUSED']);
 
 /**
- * How long a job queued again by a retry may wait for its new run to be recorded before the reconciler calls it
- * lost. The API records the run right after starting it, so only a crash in between takes this long.
+ * How long a job with no run recorded (new, or queued again by a retry) may wait for its run before the reconciler
+ * calls it lost. The API records the run right after starting it, so only a crash in between, or a start retried
+ * through a Temporal outage, takes this long.
  */
 const RELAUNCH_GRACE_MS = 60_000;
 

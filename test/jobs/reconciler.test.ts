@@ -15,6 +15,8 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const reload = (id: string) => stack.orm.em.fork().findOneOrFail(Job, { id });
+/** Moves the job's last change `seconds` into the past, as if it had waited that long. */
+const backdate = (id: string, seconds: number) => stack.orm.em.fork().execute(`update job set updated_at = now() - make_interval(secs => ?) where id = ?`, [seconds, id]);
 
 describe('a job follows its workflow when an operator acts in the Temporal UI', () => {
   it('records a cancel from the workflow itself', async () => {
@@ -69,12 +71,16 @@ describe('a job follows its workflow when an operator acts in the Temporal UI', 
     expect(done.progress).toBe(100);
   });
 
-  it('fails a job whose workflow does not exist', async () => {
+  it('fails a job whose workflow does not exist, once it has had a minute to start', async () => {
     const { job } = await stack.jobs.create(stack.orm.em, {
       kind: 'probe',
       status: 'queued',
       workflowId: `probe:never-started-${randomUUID()}`,
     });
+    // Just created: its API process may still be starting the workflow (through a Temporal outage, say).
+    await stack.reconciler!.runOnce();
+    expect((await reload(job.id)).status).toBe('queued');
+    await backdate(job.id, 61);
     await stack.reconciler!.runOnce();
     const after = await reload(job.id);
     expect(after.status).toBe('failed');
@@ -164,6 +170,7 @@ describe('startup recovery', () => {
       status: 'running',
       workflowId: `probe:lost-${randomUUID()}`,
     });
+    await backdate(job.id, 120); // created before the service went down
     // A second API process on the same database: its startup pass runs before it serves anything.
     const second = await startTestStack({ kinds: [probeKind], queues: [], env: { DATABASE_URL: stack.databaseUrl } });
     try {

@@ -342,10 +342,11 @@ describe('the Temporal server stopped for 30 s', () => {
     const recoveredMs = Date.now() - restartedAt;
     const submittedDuring = await recipesDone(during.ids);
     const failedToStart = submittedDuring.filter((i) => i.status === 'error').map((i) => i.id as string);
-    // A job can be marked failed while its workflow is still starting: the API's start call keeps retrying after
-    // the server is back, and meanwhile an API's reconciler (jobs/reconciler.ts) finds no workflow for a job older
-    // than its grace and marks it failed ("no longer exists in Temporal"); then the start succeeds and the job runs
-    // on. Such a job refuses a retry (409, in progress again); it is counted apart, and must still complete once.
+    // A job could be marked failed while its workflow was still starting: the API's start call keeps retrying after
+    // the server is back, and an API's reconciler (jobs/reconciler.ts) found no workflow for a job older than its
+    // 10 s grace and marked it failed; then the start succeeded and the job ran on. The reconciler now gives a job
+    // with no run a minute; should it still happen, such a job refuses a retry (409, in progress again): it is counted
+    // apart, and must still complete once.
     const resumedAfterFailed: string[] = [];
     for (const id of failedToStart) {
       const retry = await call('POST', `/api/queue/${id}/retry`);
