@@ -22,8 +22,15 @@ import { normalise, type PagedRanked } from './vectors.js';
  * the small ones together exactly, and the lists merged.
  */
 export const EXACT_MAX_ROWS = 20_000;
-/** Candidates an HNSW search keeps (pgvector's `hnsw.ef_search`): at least the rows asked for. */
-const EF_SEARCH = 200;
+/**
+ * The HNSW graph and search: links per node (`m`), candidates kept while building (`ef_construction`) and while
+ * searching (`hnsw.ef_search`, at least the rows asked for). pgvector's defaults (16, 64, 40) found 0.77 of the true
+ * best ten in a 170k-snippet library at ef_search 200; these find 0.98 in about 3.4 ms, for twice the build time
+ * (bench/README.md, "Scale").
+ */
+const HNSW_M = 24;
+const HNSW_EF_CONSTRUCTION = 128;
+const EF_SEARCH = 400;
 const LOCK = 'gristmill:pgvector-schema';
 
 /** pgvector's text form of a vector, at unit length. */
@@ -114,7 +121,7 @@ export async function ensureScopeIndex(em: EntityManager, scope: Scope, profileI
   const version = scope.versionId === null ? 'version_id is null' : `version_id = ${literal(scope.versionId)}`;
   await em.execute(
     `create index if not exists "${name}" on snippet_embedding using hnsw ((embedding_vector::vector(${dims})) vector_ip_ops)
-     where profile_id = ${literal(profileId)} and repository_id = ${literal(scope.repositoryId)} and ${version}`,
+     with (m = ${HNSW_M}, ef_construction = ${HNSW_EF_CONSTRUCTION}) where profile_id = ${literal(profileId)} and repository_id = ${literal(scope.repositoryId)} and ${version}`,
   );
   await dropOrphanIndexes(em);
 }
