@@ -155,7 +155,13 @@ export async function scale(): Promise<void> {
     await migrate(orm, pg.url);
     await ensurePgvector(orm, log);
     const model = await buildTinyModel(path.join(dir, 'model'), { hidden: DIMS });
-    const config = loadConfig({ DATA_DIR: dir, DATABASE_URL: pg.url, LOG_LEVEL: 'warn', SEARCH_VECTORS: 'pgvector' });
+    const config = loadConfig({
+      DATA_DIR: dir,
+      DATABASE_URL: pg.url,
+      LOG_LEVEL: 'warn',
+      SEARCH_VECTORS: 'pgvector',
+      ...(process.env.SEARCH_KEYWORD_CACHE_MB && { SEARCH_KEYWORD_CACHE_MB: process.env.SEARCH_KEYWORD_CACHE_MB }),
+    });
     await orm.em.fork().execute(
       `insert into embedding_profile (id, name, provider, model, dimensions, is_default, enabled, config, created_at, updated_at) values ('bench', 'bench', 'local-transformers', 'tiny-bert', ${DIMS}, true, true, ?::jsonb, now(), now())`,
       [JSON.stringify({ modelPath: model.path })],
