@@ -209,6 +209,9 @@ export async function scale(): Promise<void> {
       `memory of this process (the API replica), after a collection: RSS ${mb(m.rss)} (JavaScript heap ${mb(m.heapUsed)}, array buffers ${mb(m.arrayBuffers)}); ` +
         `keyword indexes ${mb(keywordIndexCacheSize().bytes)} (${keywordIndexCacheSize().entries} libraries), vector matrices ${mb(vectorCache(config).size.bytes)}; the query model's thread is in RSS`,
     );
+    // What a replica holds besides its keyword indexes, which SEARCH_KEYWORD_CACHE_MB bounds.
+    await closeSearch();
+    console.log(`  without its keyword indexes: RSS ${mb(liveMemory().rss)}`);
     for (const i of [0, 2, 5].filter((k) => counts[k]! > EXACT_MAX_ROWS)) {
       const r = await recall(orm, libId(i), 50);
       const sweep = r.byEf.map((x) => `ef_search ${x.ef}: ${x.recall.toFixed(3)} in ${x.ms.toFixed(1)} ms`).join(', ');
