@@ -32,6 +32,7 @@ const HNSW_M = 24;
 const HNSW_EF_CONSTRUCTION = 128;
 const EF_SEARCH = 400;
 const LOCK = 'gristmill:pgvector-schema';
+const MISSING_INDEX = 'snippet_embedding_vector_missing';
 
 /** pgvector's text form of a vector, at unit length. */
 export function vectorText(v: Float32Array): string {
@@ -45,9 +46,13 @@ export function vectorText(v: Float32Array): string {
  */
 export async function ensurePgvector(orm: Orm, log: Logger): Promise<void> {
   const em = orm.em.fork();
-  const [row] = await em.execute<{ available: boolean; installed: boolean }[]>(
+  // `columns`: the two columns and the index of rows to fill, as far as they exist.
+  const [row] = await em.execute<{ available: boolean; installed: boolean; columns: number }[]>(
     `select exists (select 1 from pg_available_extensions where name = 'vector') as available,
-            exists (select 1 from pg_extension where extname = 'vector') as installed`,
+            exists (select 1 from pg_extension where extname = 'vector') as installed,
+            (select count(*)::int from information_schema.columns
+              where table_name = 'snippet_embedding' and column_name in ('embedding_vector', 'version_id') and table_schema = current_schema())
+            + (select count(*)::int from pg_indexes where tablename = 'snippet_embedding' and indexname = '${MISSING_INDEX}') as columns`,
   );
   if (!row!.available) {
     throw new ConfigError(
@@ -55,11 +60,15 @@ export async function ensurePgvector(orm: Orm, log: Logger): Promise<void> {
         "Debian's postgresql-<major>-pgvector package), or set SEARCH_VECTORS=memory",
     );
   }
+  // ALTER TABLE locks the table against every query, even when it changes nothing: only when something is missing.
+  if (row!.installed && row!.columns === 3) return void (await fillAndSay(em, log));
   try {
     await em.transactional(async (tx) => {
       await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [LOCK]);
       if (!row!.installed) await tx.execute(`create extension if not exists vector`);
       await tx.execute(`alter table snippet_embedding add column if not exists embedding_vector vector, add column if not exists version_id varchar(255)`);
+      // The rows still to fill, found without reading the table at every start: empty once all are filled.
+      await tx.execute(`create index if not exists "${MISSING_INDEX}" on snippet_embedding (snippet_id, profile_id) where embedding_vector is null`);
     });
   } catch (err) {
     if (/permission denied/i.test((err as Error).message)) {
@@ -67,6 +76,10 @@ export async function ensurePgvector(orm: Orm, log: Logger): Promise<void> {
     }
     throw err;
   }
+  await fillAndSay(em, log);
+}
+
+async function fillAndSay(em: EntityManager, log: Logger): Promise<void> {
   const filled = await fillVectorColumn(em);
   if (filled) log.info('vectors copied into the pgvector column', { rows: filled });
 }
