@@ -764,10 +764,20 @@ export async function embedSnippets(deps: ActivityDeps, input: IndexStep, ctx: S
       await setStage(deps, input, { progress: 80 + Math.floor((15 * done) / Math.max(total, 1)), stageDetail: detail(done) }, { embedded: done });
     }
   }
-  if (deps.config.searchVectors === 'pgvector') await indexInPostgres(em, input, provider.profileId);
-  else await packVectors(deps, input, provider.profileId);
+  if (deps.config.searchVectors === 'pgvector') {
+    // Building a large scope's HNSW index takes minutes: the step says it is alive meanwhile.
+    const beat = setInterval(() => ctx.heartbeat({ embedded }), HNSW_BEAT_MS);
+    try {
+      await indexInPostgres(em, input, provider.profileId);
+    } finally {
+      clearInterval(beat);
+    }
+  } else await packVectors(deps, input, provider.profileId);
   return { embedded, provider: provider.model };
 }
+
+/** How often the embed step heartbeats while PostgreSQL builds a scope's HNSW index. */
+const HNSW_BEAT_MS = 5000;
 
 /**
  * SEARCH_VECTORS=pgvector (docindex/search/pgvector.ts): the scope's rows written without their `vector` (by an
