@@ -1,3 +1,5 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
 /**
  * Knex expands a JS array bound to `?` into a comma list, so arrays go to Postgres as one JSON parameter:
  * `where id = any(${TEXT_ARRAY})` with `[textArray(ids)]`.
@@ -39,3 +41,6 @@ export const raw = (text: string): Sql => new Sql(text, []);
 /** The fragments one after another, `separator` between them. */
 export const join = (fragments: readonly Sql[], separator = ', '): Sql =>
   new Sql(fragments.map((f) => f.text).join(separator), fragments.flatMap((f) => f.params));
+
+/** Runs a piece of SQL built with `sql`: its text and its values, in order. */
+export const execute = <T = Record<string, unknown>[]>(em: EntityManager, query: Sql): Promise<T> => em.execute(query.text, [...query.params]) as Promise<T>;

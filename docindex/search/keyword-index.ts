@@ -1,6 +1,6 @@
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { join, raw, sql } from '../../db/sql.js';
+import { execute, join, raw, sql } from '../../db/sql.js';
 import { EVIDENCE_POOL, withPageEvidence, type Candidate } from './evidence.js';
 import { AVERAGE_LEXEMES, B, K1, tsquery, UNIT, WEIGHTS, type Ranked, type Scope } from './keyword.js';
 import { parseQuery, termForms } from './keyword-plan.js';
@@ -479,7 +479,7 @@ export async function loadKeywordIndex(em: EntityManager, scope: Scope): Promise
       scope.versionId === null
         ? sql`select format(${select + 's.version_id is null'}, ${scope.repositoryId}::text) as q`
         : sql`select format(${select + 's.version_id = %L'}, ${scope.repositoryId}::text, ${scope.versionId}::text) as q`;
-    const [{ q }] = (await tx.execute(text.text, [...text.params])) as [{ q: string }];
+    const [{ q }] = await execute<[{ q: string }]>(tx, text);
     await tx.execute(q);
     for (;;) {
       const rows = (await tx.execute(`fetch ${LOAD_PAGE} from keyword_index`)) as { id: string; document_id: string; v: string | null }[];
@@ -501,7 +501,7 @@ export async function termQueries(em: EntityManager, terms: string[]): Promise<(
   if (missing.length) {
     const columns = missing.map((t, i) => sql`${tsquery(termForms(t))}::text as ${raw(`q${i}`)}`);
     const q = sql`select ${join(columns)}`;
-    const [row] = (await em.execute(q.text, [...q.params])) as Record<string, string>[];
+    const [row] = await execute<Record<string, string>[]>(em, q);
     missing.forEach((t, i) => {
       if (termQueryCache.size >= TERM_CACHE_SIZE) termQueryCache.delete(termQueryCache.keys().next().value!);
       termQueryCache.set(t, parseTsQuery(row![`q${i}`] ?? ''));

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { join, raw, sql, type Sql } from '../../db/sql.js';
+import { execute, join, raw, sql, type Sql } from '../../db/sql.js';
 import { EVIDENCE_POOL, withPageEvidence } from './evidence.js';
 import { planKeywordSearch, parseQuery, termForms, type KeywordPlan, type TermForm } from './keyword-plan.js';
 
@@ -57,7 +57,6 @@ export function inScope(scope: Scope, alias = 's'): Sql {
     : sql`${a}.repository_id = ${scope.repositoryId} and ${a}.version_id = ${scope.versionId}`;
 }
 
-const run = (em: EntityManager, query: Sql) => em.execute(query.text, [...query.params]);
 
 /**
  * Rewrites a scope's term statistics from its snippets (idempotent: the scope's rows are replaced in one
@@ -65,13 +64,13 @@ const run = (em: EntityManager, query: Sql) => em.execute(query.text, [...query.
  */
 export async function refreshTermStatistics(em: EntityManager, scope: Scope): Promise<void> {
   await em.transactional(async (tx) => {
-    await run(tx, sql`delete from search_term s where ${inScope(scope)}`);
+    await execute(tx, sql`delete from search_term s where ${inScope(scope)}`);
     // ts_stat runs a query given as text: the scope goes in as quoted literals (format's %L), never as SQL.
     const inner =
       scope.versionId === null
         ? sql`format('select search_vector from snippet where repository_id = %L and version_id is null', ${scope.repositoryId}::text)`
         : sql`format('select search_vector from snippet where repository_id = %L and version_id = %L', ${scope.repositoryId}::text, ${scope.versionId}::text)`;
-    await run(
+    await execute(
       tx,
       sql`insert into search_term (repository_id, version_id, lexeme, snippets)
        select ${scope.repositoryId}, ${scope.versionId}, word, ndoc from ts_stat(${inner}) where ndoc >= ${raw(String(MIN_TERM_SNIPPETS))}`,
@@ -88,7 +87,7 @@ export async function refreshTermStatistics(em: EntityManager, scope: Scope): Pr
  */
 async function termFrequencies(em: EntityManager, scope: Scope, terms: string[]): Promise<number[]> {
   const forms = terms.flatMap((term, i) => termForms(term).map((f, k) => ({ i, k, config: f.config, text: f.text })));
-  const rows = (await run(
+  const rows = (await execute(
     em,
     sql`select f.i, f.k, case when count(*) = 1 then min(coalesce(t.snippets, 0)) else 0 end::int as df
      from json_to_recordset(${JSON.stringify(forms)}::json) as f(i int, k int, config text, text text)
@@ -201,7 +200,7 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
   // prefers a sequential scan, which for words that rarely occur together reads most of the table.
   const rows = (await em.transactional(async (tx) => {
     await tx.execute('set local enable_seqscan = off');
-    return run(tx, rankingSql(plan, scope, Math.max(limit, EVIDENCE_POOL)));
+    return execute(tx, rankingSql(plan, scope, Math.max(limit, EVIDENCE_POOL)));
   })) as { id: string; document_id: string; terms: number[]; score: number }[];
   return withPageEvidence(rows.map((r) => ({ id: r.id, documentId: r.document_id, terms: r.terms.map(Number), score: Number(r.score) })), limit);
 }

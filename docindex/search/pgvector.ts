@@ -3,7 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConfigError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { Orm } from '../../db/orm.js';
-import type { Scope } from './keyword.js';
+import { execute, join, raw, sql, type Sql } from '../../db/sql.js';
+import { inScope, type Scope } from './keyword.js';
 import { normalise, type PagedRanked } from './vectors.js';
 
 /**
@@ -84,23 +85,16 @@ async function fillAndSay(em: EntityManager, log: Logger): Promise<void> {
   if (filled) log.info('vectors copied into the pgvector column', { rows: filled });
 }
 
-/** `version_id` of `alias` is the scope's: SQL and its parameters (a plain comparison, which the planner estimates). */
-function versionIs(alias: string, scope: Scope): [string, unknown[]] {
-  return scope.versionId === null ? [`${alias}.version_id is null`, []] : [`${alias}.version_id = ?`, [scope.versionId]];
-}
-
 /** Fills `embedding_vector` and `version_id` of the rows (of one scope, or all) that have no vector; returns how many. Idempotent. */
 export async function fillVectorColumn(em: EntityManager, scope?: Scope, batch = 500): Promise<number> {
-  const [version, versionParams] = scope ? versionIs('s', scope) : ['true', []];
-  const where = scope ? `and e.repository_id = ? and ${version}` : '';
-  const params = scope ? [scope.repositoryId, ...versionParams] : [];
+  const where = scope ? sql`and ${inScope(scope, 's')}` : raw('');
   let filled = 0;
   for (;;) {
-    const rows = await em.execute<{ snippet_id: string; profile_id: string; version_id: string | null; v: string }[]>(
-      `select e.snippet_id, e.profile_id, s.version_id, encode(e.embedding, 'base64') as v
+    const rows = await execute<{ snippet_id: string; profile_id: string; version_id: string | null; v: string }[]>(
+      em,
+      sql`select e.snippet_id, e.profile_id, s.version_id, encode(e.embedding, 'base64') as v
        from snippet_embedding e join snippet s on s.id = e.snippet_id
-       where e.embedding_vector is null ${where} order by e.snippet_id, e.profile_id limit ?`,
-      [...params, batch],
+       where e.embedding_vector is null ${where} order by e.snippet_id, e.profile_id limit ${batch}`,
     );
     if (!rows.length) return filled;
     const values = rows.map((r) => {
@@ -160,22 +154,12 @@ export interface ScopeVectors {
 }
 
 export async function scopeVectors(em: EntityManager, scope: Scope, profileId: string): Promise<ScopeVectors> {
-  const [version, versionParams] = versionIs('e', scope);
-  const [row] = await em.execute<{ n: number; dims: number | null }[]>(
-    `select count(*)::int as n, max(vector_dims(e.embedding_vector)) as dims from snippet_embedding e
-     where e.repository_id = ? and e.profile_id = ? and ${version} and e.embedding_vector is not null`,
-    [scope.repositoryId, profileId, ...versionParams],
+  const [row] = await execute<{ n: number; dims: number | null }[]>(
+    em,
+    sql`select count(*)::int as n, max(vector_dims(e.embedding_vector)) as dims from snippet_embedding e
+     where ${inScope(scope, 'e')} and e.profile_id = ${profileId} and e.embedding_vector is not null`,
   );
   return { rows: row!.n, dims: row!.dims ?? 0 };
-}
-
-/** `e`'s row is in one of the scopes: SQL and its parameters. */
-function inScopes(scopes: readonly Scope[]): [string, unknown[]] {
-  const parts = scopes.map((scope) => {
-    const [version, params] = versionIs('e', scope);
-    return [`(e.repository_id = ? and ${version})`, [scope.repositoryId, ...params]] as const;
-  });
-  return [parts.length === 1 ? parts[0]![0] : `(${parts.map((p) => p[0]).join(' or ')})`, parts.flatMap((p) => p[1])];
 }
 
 /** A row found by `pgvectorTopK`: its page (document) numbered as the in-process search's are, and its library. */
@@ -193,34 +177,34 @@ export interface SizedScope {
 type Found = { id: string; repository_id: string; version_id: string | null; document_id: string; d: number };
 
 /** The best rows of `best` (a statement over snippet_embedding `e`), with their snippets' documents. */
-const withDocuments = (best: string) =>
-  `select t.id, t.repository_id, s.version_id, s.document_id, t.d from (${best}) t join snippet s on s.id = t.id`;
+const withDocuments = (best: Sql) =>
+  sql`select t.id, t.repository_id, s.version_id, s.document_id, t.d from (${best}) t join snippet s on s.id = t.id`;
 
 /** Every distance computed: the scopes' rows through the (repository, profile) index. */
 function exactTopK(em: EntityManager, scopes: readonly Scope[], profileId: string, q: string, limit: number): Promise<Found[]> {
-  const [where, whereParams] = inScopes(scopes);
-  return em.execute(
+  const inScopes = join(scopes.map((scope) => sql`(${inScope(scope, 'e')})`), ' or ');
+  return execute(
+    em,
     withDocuments(
-      `select e.snippet_id as id, e.repository_id, (e.embedding_vector <#> ?::vector) as d from snippet_embedding e
-       where e.profile_id = ? and ${where} and e.embedding_vector is not null
-       order by d, e.snippet_id limit ?`,
+      sql`select e.snippet_id as id, e.repository_id, (e.embedding_vector <#> ${q}::vector) as d from snippet_embedding e
+       where e.profile_id = ${profileId} and (${inScopes}) and e.embedding_vector is not null
+       order by d, e.snippet_id limit ${limit}`,
     ),
-    [q, profileId, ...whereParams, limit],
   );
 }
 
 /** Through the scope's own HNSW index (`ensureScopeIndex`): the statement's condition is the index's. */
 function indexedTopK(em: EntityManager, scope: Scope, profileId: string, q: string, dims: number, limit: number, efSearch: number): Promise<Found[]> {
-  const [version, versionParams] = versionIs('e', scope);
+  const distance = sql`e.embedding_vector::vector(${raw(String(dims))}) <#> ${q}::vector(${raw(String(dims))})`;
   return em.transactional(async (tx) => {
     await tx.execute(`select set_config('hnsw.ef_search', ?, true)`, [String(Math.min(1000, Math.max(efSearch, limit)))]);
-    return tx.execute(
+    return execute<Found[]>(
+      tx,
       withDocuments(
-        `select e.snippet_id as id, e.repository_id, (e.embedding_vector::vector(${dims}) <#> ?::vector(${dims})) as d from snippet_embedding e
-         where e.profile_id = ? and e.repository_id = ? and ${version}
-         order by e.embedding_vector::vector(${dims}) <#> ?::vector(${dims}) limit ?`,
+        sql`select e.snippet_id as id, e.repository_id, (${distance}) as d from snippet_embedding e
+         where e.profile_id = ${profileId} and ${inScope(scope, 'e')}
+         order by ${distance} limit ${limit}`,
       ),
-      [q, profileId, scope.repositoryId, ...versionParams, q, limit],
     );
   });
 }
