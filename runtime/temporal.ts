@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
-import { gristmillCacheDir, isExecutable, onPath, toolNotFound } from '../core/binaries.js';
+import { gristmillCacheDir, goBuildCached, isExecutable, onPath, toolNotFound } from '../core/binaries.js';
 import { spawnManaged, stopManaged, tail } from './processes.js';
 
 const run = promisify(execFile);
@@ -57,21 +57,10 @@ async function downloadFromCdn(target: string, log: Logger, env: NodeJS.ProcessE
   }
 }
 
-async function goInstall(target: string, log: Logger, env: NodeJS.ProcessEnv): Promise<void> {
-  const go = await onPath('go', env);
-  if (!go) throw new Error('Go is not installed');
-  log.info(`building the Temporal CLI with go install ${GO_MODULE} (several minutes the first time)`);
-  const work = await fs.mkdtemp(path.join(path.dirname(target), '.build-'));
-  try {
-    await run(go, ['install', GO_MODULE], {
-      env: { ...env, GOBIN: work, CGO_ENABLED: '0' },
-      maxBuffer: 64 * 1024 * 1024,
-      timeout: 30 * 60_000,
-    });
-    await fs.rename(path.join(work, 'temporal'), target);
-  } finally {
-    await fs.rm(work, { recursive: true, force: true });
-  }
+/** `go install` of the pinned CLI into the cache folder, through the one way the project builds Go programs. */
+function goInstall(log: Logger, env: NodeJS.ProcessEnv): Promise<string> {
+  const build = { what: `the Temporal CLI v${TEMPORAL_CLI_VERSION}`, module: 'github.com/temporalio/cli', version: `v${TEMPORAL_CLI_VERSION}`, commands: { temporal: 'cmd/temporal' } };
+  return goBuildCached(cacheDir(env), build, log, env);
 }
 
 /**
@@ -97,7 +86,7 @@ export async function findTemporalCli(
     await fs.mkdir(path.dirname(cached), { recursive: true });
     for (const [how, obtain] of [
       ["Temporal's CDN", () => downloadFromCdn(cached, log, env)],
-      ['go install', () => goInstall(cached, log, env)],
+      ['go install', () => goInstall(log, env)],
     ] as const) {
       try {
         await obtain();

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,8 @@ let tmp: string;
 
 /**
  * A stand-in for `go` on PATH: `go install a/b/cmd/x@v ...` writes a script `x` into GOBIN for each package and
- * counts its runs; `go mod download -json` answers a module folder holding `schema/one.sql`.
+ * counts its runs; `go mod download -json` answers a module folder holding `schema/one.sql`; `go build -o out ./pkg`,
+ * run inside a copy of that folder, writes `out`.
  */
 function fakeGo(dir: string, moduleDir: string, calls: string): string {
   const bin = path.join(dir, 'bin');
@@ -27,6 +29,9 @@ if [ "$1" = install ]; then
   for p in "$@"; do n=\${p%@*}; n=\${n##*/}; printf '#!/bin/sh\\necho %s\\n' "$n" > "$GOBIN/$n"; chmod +x "$GOBIN/$n"; done
 elif [ "$1" = mod ]; then
   echo '{"Dir": "${moduleDir}"}'
+elif [ "$1" = build ]; then
+  test -d schema || exit 3 # run inside the copy of the module
+  printf '#!/bin/sh\\necho built\\n' > "$3"; chmod +x "$3"
 fi
 `,
     { mode: 0o755 },
@@ -65,6 +70,19 @@ describe('goBuildCached', () => {
 
     await goBuildCached(dir, build, log, env);
     expect(fs.readFileSync(calls, 'utf8').trim().split('\n')).toHaveLength(2);
+  });
+
+  it('builds inside a writable copy of the module when go install refuses it (asMainModule), leaving no copy behind', async () => {
+    const calls = path.join(tmp, 'calls-main');
+    const env = { PATH: `${fakeGo(path.join(tmp, 'go-main'), path.join(tmp, 'module-main'), calls)}:/usr/bin:/bin` };
+    const dir = path.join(tmp, 'cache-main', 'compose', 'v1.2.3');
+    expect(await goBuildCached(dir, { ...build, folders: [], commands: { 'test-compose': 'cmd' }, asMainModule: true }, log, env)).toBe(dir);
+    const [download, compile] = fs.readFileSync(calls, 'utf8').trim().split('\n');
+    expect(download).toBe('mod download -json example.test/server@v1.2.3');
+    expect(compile).toMatch(/^build -o \S+\/test-compose \.\/cmd$/);
+    expect(execFileSync(path.join(dir, 'test-compose')).toString()).toBe('built\n');
+    expect(fs.readdirSync(dir)).toEqual(['test-compose']);
+    expect(fs.readdirSync(path.dirname(dir))).toEqual(['v1.2.3']);
   });
 
   it('says how to get the programs when Go is missing', async () => {

@@ -75,6 +75,23 @@ describe('finding the Temporal CLI', () => {
     expect(fs.readdirSync(cacheDir(e))).toEqual(['temporal']);
   });
 
+  it('else builds it with go install into the cache', async () => {
+    const e = env('g', { TEMPORAL_CLI_DOWNLOAD_URL: `${mirror}/nothing-here.tar.gz` });
+    // A stand-in for `go`: `go install <module>/cmd/temporal@<version>` writes `temporal` into GOBIN.
+    const calls = path.join(tmp, 'g', 'calls');
+    fs.mkdirSync(e.PATH!, { recursive: true });
+    fs.writeFileSync(
+      path.join(e.PATH!, 'go'),
+      `#!/bin/sh\necho "$*" >> ${calls}\nmkdir -p "$GOBIN"\nprintf '#!/bin/sh\\necho built temporal\\n' > "$GOBIN/temporal"\nchmod +x "$GOBIN/temporal"\n`,
+      { mode: 0o755 },
+    );
+    const found = await findTemporalCli(log, { env: { ...e, PATH: `${e.PATH}:/usr/bin:/bin` } });
+    expect(found).toBe(path.join(cacheDir(e), 'temporal'));
+    expect(execFileSync(found).toString()).toBe('built temporal\n');
+    expect(fs.readFileSync(calls, 'utf8').trim()).toBe('install github.com/temporalio/cli/cmd/temporal@v1.5.1');
+    expect(fs.readdirSync(cacheDir(e))).toEqual(['temporal']);
+  });
+
   it('fails with one message that names every way to get it', async () => {
     const e = env('e', { TEMPORAL_CLI_DOWNLOAD_URL: `${mirror}/nothing-here.tar.gz` });
     const err = await findTemporalCli(log, { env: e }).catch((x: Error) => x);
