@@ -59,6 +59,20 @@ export interface GoBuild {
   asMainModule?: boolean;
 }
 
+/** Where Go's module cache holds `module@version`, fetched through Go's own configuration (GOPROXY, GOFLAGS). */
+export async function goModuleDir(go: string, module: string, version: string, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const { stdout } = await run(go, ['mod', 'download', '-json', `${module}@${version}`], { env, maxBuffer: 16 * 1024 * 1024, timeout: 10 * 60_000 });
+  const found = JSON.parse(stdout) as { Dir?: string; Error?: string };
+  if (!found.Dir) throw new Error(`go mod download ${module}@${version}: ${found.Error ?? 'no folder'}`);
+  return found.Dir;
+}
+
+/** A writable copy of `module@version`'s source at `dest`: Go's module cache is read-only. */
+export async function copyGoModule(go: string, module: string, version: string, dest: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  await fs.cp(await goModuleDir(go, module, version, env), dest, { recursive: true });
+  await run('chmod', ['-R', 'u+w', dest]);
+}
+
 /** Every binary (and folder) of `build` exists in `dir`. */
 async function complete(dir: string, build: GoBuild): Promise<boolean> {
   for (const name of Object.keys(build.commands)) if (!(await isExecutable(path.join(dir, name)))) return false;
@@ -94,15 +108,10 @@ export async function goBuildCached(
     log.info(`building ${build.what} with go from ${build.module}@${build.version} (several minutes the first time)`);
     const started = Date.now();
     const long = { env: goEnv, maxBuffer: 64 * 1024 * 1024, timeout: 60 * 60_000 };
-    const source = async () => {
-      const { stdout } = await run(go, ['mod', 'download', '-json', `${build.module}@${build.version}`], { env: goEnv, maxBuffer: 16 * 1024 * 1024 });
-      return (JSON.parse(stdout) as { Dir: string }).Dir;
-    };
     if (build.asMainModule) {
-      // Go's module cache is read-only: a writable copy, built in place, then dropped.
+      // Built in place in a copy, then dropped.
       const copy = path.join(work, 'src');
-      await fs.cp(await source(), copy, { recursive: true });
-      await run('chmod', ['-R', 'u+w', copy]);
+      await copyGoModule(go, build.module, build.version, copy, goEnv);
       for (const p of Object.entries(build.commands)) await run(go, ['build', '-o', path.join(work, p[0]), `./${p[1]}`], { ...long, cwd: copy });
       await fs.rm(copy, { recursive: true, force: true });
     } else {
@@ -111,7 +120,7 @@ export async function goBuildCached(
       await fs.rm(path.join(work, 'bin'), { recursive: true, force: true });
     }
     if (build.folders?.length) {
-      const dir = await source();
+      const dir = await goModuleDir(go, build.module, build.version, goEnv);
       for (const folder of build.folders) await fs.cp(path.join(dir, folder), path.join(work, folder), { recursive: true });
     }
     try {

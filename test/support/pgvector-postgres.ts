@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { isExecutable, onPath } from '../../core/binaries.js';
+import { copyGoModule, isExecutable, onPath } from '../../core/binaries.js';
 import type { Logger } from '../../core/log.js';
 import { aptInstall, aptUnavailable, loud } from '../../runtime/apt.js';
 import { ensureDatabase, type PostgresEndpoint } from '../../runtime/postgres.js';
@@ -37,13 +37,9 @@ const exists = (file: string) => fs.access(file).then(() => true, () => false);
 async function buildPgvector(pgConfigBin: string, log: Logger): Promise<void> {
   const go = await onPath('go');
   if (!go) throw new Error('Go is not installed: it fetches the pgvector source');
-  const { stdout } = await run(go, ['mod', 'download', '-json', `${PGVECTOR_MODULE}@${PGVECTOR_VERSION}`], { timeout: 300_000 });
-  const source = (JSON.parse(stdout) as { Dir?: string; Error?: string });
-  if (!source.Dir) throw new Error(`go mod download ${PGVECTOR_MODULE}: ${source.Error ?? 'no folder'}`);
   const work = await fs.mkdtemp(path.join(os.tmpdir(), 'pgvector-build-'));
   try {
-    await fs.cp(source.Dir, work, { recursive: true });
-    await run('chmod', ['-R', 'u+w', work]); // the module cache is read-only
+    await copyGoModule(go, PGVECTOR_MODULE, PGVECTOR_VERSION, work);
     log.info(`building pgvector ${PGVECTOR_VERSION} for ${pgConfigBin}`);
     await loud(log, 'make', [`PG_CONFIG=${pgConfigBin}`, 'OPTFLAGS=', '-j2'], { cwd: work });
     await loud(log, 'make', [`PG_CONFIG=${pgConfigBin}`, 'install'], { cwd: work });
