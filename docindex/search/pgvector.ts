@@ -47,13 +47,13 @@ export function vectorText(v: Float32Array): string {
  */
 export async function ensurePgvector(orm: Orm, log: Logger): Promise<void> {
   const em = orm.em.fork();
-  // `columns`: the two columns and the index of rows to fill, as far as they exist.
-  const [row] = await em.execute<{ available: boolean; installed: boolean; columns: number }[]>(
+  // `present`: how many of the two columns and the index of rows to fill exist.
+  const [row] = await em.execute<{ available: boolean; installed: boolean; present: number }[]>(
     `select exists (select 1 from pg_available_extensions where name = 'vector') as available,
             exists (select 1 from pg_extension where extname = 'vector') as installed,
             (select count(*)::int from information_schema.columns
               where table_name = 'snippet_embedding' and column_name in ('embedding_vector', 'version_id') and table_schema = current_schema())
-            + (select count(*)::int from pg_indexes where tablename = 'snippet_embedding' and indexname = '${MISSING_INDEX}') as columns`,
+            + (select count(*)::int from pg_indexes where tablename = 'snippet_embedding' and indexname = '${MISSING_INDEX}') as present`,
   );
   if (!row!.available) {
     throw new ConfigError(
@@ -62,7 +62,7 @@ export async function ensurePgvector(orm: Orm, log: Logger): Promise<void> {
     );
   }
   // ALTER TABLE locks the table against every query, even when it changes nothing: only when something is missing.
-  if (row!.installed && row!.columns === 3) return void (await fillAndSay(em, log));
+  if (row!.installed && row!.present === 3) return void (await fillAndSay(em, log));
   try {
     await em.transactional(async (tx) => {
       await tx.execute(`select pg_advisory_xact_lock(hashtext(?))`, [LOCK]);
