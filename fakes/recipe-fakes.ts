@@ -127,6 +127,8 @@ ${page.jsonLd ? `<script type="application/ld+json">${JSON.stringify(page.jsonLd
 export type LlmAnswer =
   | { kind: 'read' }
   | { kind: 'recipe'; recipe: Record<string, unknown> }
+  /** Several recipes (entries as they are: a malformed one too). */
+  | { kind: 'recipes'; recipes: unknown[] }
   | { kind: 'not-recipe'; reason?: string }
   | { kind: 'malformed' }
   | { kind: 'fenced' }
@@ -247,13 +249,15 @@ export class FakeLlm {
         case 'refusal':
           return content('', { content: null, refusal: answer.text ?? "I'm sorry, I can't help with that." });
         case 'not-recipe':
-          return content(JSON.stringify({ isRecipe: false, notRecipeReason: answer.reason ?? 'The post is a photo of a cat.', recipe: null }));
+          return content(JSON.stringify({ isRecipe: false, notRecipeReason: answer.reason ?? 'The post is a photo of a cat.', recipes: [] }));
         case 'recipe':
-          return content(JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: answer.recipe }));
+          return content(JSON.stringify({ isRecipe: true, notRecipeReason: null, recipes: [answer.recipe] }));
+        case 'recipes':
+          return content(JSON.stringify({ isRecipe: true, notRecipeReason: null, recipes: answer.recipes }));
         case 'fenced':
           return content('```json\n' + JSON.stringify(readPost(body)) + '\n```');
         case 'style':
-          return content(ANSWER_STYLES[answer.style](readPost(body).recipe as unknown as StyleRecipe));
+          return content(ANSWER_STYLES[answer.style]((readPost(body).recipes as StyleRecipe[])[0]!));
         case 'hang-up':
           res.destroy();
           return;
@@ -273,7 +277,7 @@ export class FakeLlm {
 /** What a model would make of the post: "- " lines are ingredients, "1." lines steps, the title the name. */
 function readPost(body: LlmRequest['body']): Record<string, unknown> {
   const user = body.messages.find((m) => m.role === 'user')?.content ?? '';
-  if (/not a recipe/i.test(user)) return { isRecipe: false, notRecipeReason: 'The post shows no ingredients or steps.', recipe: null };
+  if (/not a recipe/i.test(user)) return { isRecipe: false, notRecipeReason: 'The post shows no ingredients or steps.', recipes: [] };
   const text = user.split('\nPost text:\n')[1] ?? user;
   const title = /^Post title: (.*)$/m.exec(user)?.[1];
   const lines = text.split(/\n|(?<=\.)\s+(?=\d+\.\s)|\s+(?=- )/).map((l) => l.trim());
@@ -282,7 +286,7 @@ function readPost(body: LlmRequest['body']): Record<string, unknown> {
   return {
     isRecipe: true,
     notRecipeReason: null,
-    recipe: {
+    recipes: [{
       name: title ?? (lines[0] ?? 'A recipe').replace(/[!:.].*$/, '').trim(),
       description: null,
       recipeYield: '2 servings',
@@ -294,7 +298,7 @@ function readPost(body: LlmRequest['body']): Record<string, unknown> {
       recipeCategory: ['Dinner'],
       recipeCuisine: 'Italian',
       keywords: ['quick', 'pasta'],
-    },
+    }],
   };
 }
 
@@ -327,7 +331,9 @@ function ingredientObject(line: string): Record<string, unknown> {
  */
 export const ANSWER_STYLES = {
   /** What the strict schema asks for. */
-  strict: (r: StyleRecipe) => JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: r }),
+  strict: (r: StyleRecipe) => JSON.stringify({ isRecipe: true, notRecipeReason: null, recipes: [r] }),
+  /** The wrapper as it was before several recipes per post: one `recipe`. */
+  oneRecipe: (r: StyleRecipe) => JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: r }),
   /** In a Markdown fence, after a sentence and before another (Llama, Mistral, Gemma in json_object-less servers). */
   prose: (r: StyleRecipe) =>
     `Here is the recipe extracted from the post:\n\n\`\`\`json\n${JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: r }, null, 2)}\n\`\`\`\n\nLet me know if you want it in another format!`,
@@ -383,7 +389,8 @@ export const ANSWER_STYLES = {
 } satisfies Record<string, (r: StyleRecipe) => string>;
 export type AnswerStyle = keyof typeof ANSWER_STYLES;
 
-export type ManagerAnswer = { status: number; body: unknown } | { kind: 'hang-up' };
+/** A scripted answer to a create: a status and body, a hang-up, or `create` (created as usual; for the answers after it). */
+export type ManagerAnswer = { status: number; body: unknown } | { kind: 'hang-up' } | { kind: 'create' };
 
 export interface CreatedRecipe {
   id: string;
@@ -440,11 +447,11 @@ export class FakeRecipeManager {
       this.createRequests.push({ at: Date.now(), authorization: req.headers.authorization });
       if (!authorized) return send(401, { detail: 'Not authenticated' });
       const answer = this.script.shift();
-      if (answer && 'kind' in answer) {
+      if (answer && 'kind' in answer && answer.kind === 'hang-up') {
         res.destroy();
         return;
       }
-      if (answer) return send(answer.status, answer.body);
+      if (answer && 'status' in answer) return send(answer.status, answer.body);
       const raw = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
       if (this.kind === 'mealie') {
         const recipe = JSON.parse(String(raw.data)) as Record<string, unknown>;

@@ -41,9 +41,22 @@ export interface PhaseEntry {
   attempts?: number;
 }
 
-/** An item's results (docs/recipes.md); filled as phases complete (all four once the item is `success`). */
+/** One recipe of the post (a post may hold several) and, once uploaded, where the recipe manager has it. */
+export interface RecipeEntry {
+  recipe: SchemaRecipe;
+  /** Its page in the recipe manager. */
+  recipeManagerUrl?: string;
+  /** Mealie's slug or Tandoor's id of the recipe created: a retried upload links it instead of creating another. */
+  managerRecipeId?: string;
+}
+
+/**
+ * An item's results (docs/recipes.md); filled as phases complete. `recipes` has every recipe of the post;
+ * `recipe` and `recipeManagerUrl` are the first's (as before several recipes per post).
+ */
 export interface RecipeResults {
   recipe?: SchemaRecipe;
+  recipes?: RecipeEntry[];
   recipeManagerUrl?: string;
   extractedText?: string;
   thumbnail?: string;

@@ -47,9 +47,10 @@ export async function createRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: 
  * the manager created the recipe but before its answer was stored must link that recipe, not create a second one.
  * Neither manager takes an idempotency key, so the lookup searches by the recipe's name and compares each
  * candidate's source URL (Mealie's `orgURL`, Tandoor's `source_url`) with the post's. Undefined: none (or the
- * manager cannot say, in which case creating is the only way on).
+ * manager cannot say, in which case creating is the only way on). Recipes in `linked` (this item's other recipes,
+ * which may share the name) are passed over.
  */
-export async function findRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created | undefined> {
+export async function findRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext, linked: ReadonlySet<string> = new Set()): Promise<Created | undefined> {
   if (!recipe.url) return undefined;
   const what = `${NAMES[t.kind]} (looking for a recipe created before)`;
   const get = async (url: string): Promise<unknown> => {
@@ -63,7 +64,7 @@ export async function findRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: Ca
   if (t.kind === 'mealie') {
     const page = (await get(`${t.baseUrl}/api/recipes?search=${name}&perPage=50`)) as { items?: { slug?: unknown; name?: unknown }[] };
     for (const c of page.items ?? []) {
-      if (typeof c.slug !== 'string' || !sameName(c.name)) continue;
+      if (typeof c.slug !== 'string' || !sameName(c.name) || linked.has(c.slug)) continue;
       const full = (await get(`${t.baseUrl}/api/recipes/${encodeURIComponent(c.slug)}`)) as { orgURL?: unknown };
       if (full.orgURL === recipe.url) return { id: c.slug, url: `${t.publicUrl}/g/${encodeURIComponent(t.mealieGroup)}/r/${encodeURIComponent(c.slug)}` };
     }
@@ -71,7 +72,7 @@ export async function findRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: Ca
   }
   const page = (await get(`${t.baseUrl}/api/recipe/?query=${name}&page_size=50`)) as { results?: { id?: unknown; name?: unknown }[] };
   for (const c of page.results ?? []) {
-    if ((typeof c.id !== 'number' && typeof c.id !== 'string') || !sameName(c.name)) continue;
+    if ((typeof c.id !== 'number' && typeof c.id !== 'string') || !sameName(c.name) || linked.has(String(c.id))) continue;
     const full = (await get(`${t.baseUrl}/api/recipe/${encodeURIComponent(String(c.id))}/`)) as { source_url?: unknown };
     if (full.source_url === recipe.url) return { id: String(c.id), url: `${t.publicUrl}/view/recipe/${encodeURIComponent(String(c.id))}` };
   }
