@@ -12,7 +12,9 @@
  * - FakeRecipeManager: Mealie (`POST /api/recipes/create/html-or-json` -> 201 "slug") or Tandoor
  *   (`POST /api/recipe/` -> 201 {id}), bearer-token checked (401), scripted failures such as Mealie's 400
  *   BAD_RECIPE_DATA, the picture uploads, searching recipes by name and reading one (Mealie's `orgURL`,
- *   Tandoor's `source_url`), and creates that are stored but answered late (`answerCreatesAfterMs`).
+ *   Tandoor's `source_url`), creates that are stored but answered late (`answerCreatesAfterMs`), and foods, units
+ *   and Mealie's ingredient parser (fakes/manager-foods.ts) with Mealie's `PATCH /api/recipes/{slug}` (a food or
+ *   unit id it does not have is a 500, as Mealie's database refuses it) and Tandoor's ids checked on create.
  * - fakeYtDlp: a stand-in `yt-dlp` executable (YTDLP_PATH) that answers `-J` for the URLs a test registers, as a
  *   site extractor (Instagram, TikTok) would, and "Unsupported URL" for the rest.
  */
@@ -20,6 +22,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { FakeFoods } from './manager-foods.js';
 
 async function listen(server: http.Server): Promise<string> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -397,7 +400,13 @@ export interface CreatedRecipe {
   /** Mealie: the schema.org JSON inside `data`; Tandoor: the request body. */
   recipe: Record<string, unknown>;
   raw: Record<string, unknown>;
+  /** Mealie: the recipe's settings, and the ingredients a `PATCH /api/recipes/{slug}` set. */
+  settings?: Record<string, unknown>;
+  ingredients?: Record<string, unknown>[];
 }
+
+/** A new Mealie recipe's settings (Mealie's defaults: amounts off, so ingredients show as notes). */
+const MEALIE_SETTINGS = { public: true, showNutrition: false, showAssets: false, landscapeView: false, disableComments: true, disableAmount: true, locked: false };
 
 export class FakeRecipeManager {
   url = '';
@@ -410,10 +419,16 @@ export class FakeRecipeManager {
   readonly script: ManagerAnswer[] = [];
   /** A create is stored at once but answered this much later (a manager slow to answer, a caller that dies). */
   answerCreatesAfterMs = 0;
+  /** Foods, units and Mealie's ingredient parser (fakes/manager-foods.ts). */
+  readonly foods: FakeFoods;
+  /** Every `PATCH /api/recipes/{slug}` (Mealie). */
+  readonly patches: { id: string; body: Record<string, unknown> }[] = [];
   private nextId = 1;
   private server: http.Server | undefined;
 
-  private constructor(readonly kind: 'mealie' | 'tandoor') {}
+  private constructor(readonly kind: 'mealie' | 'tandoor') {
+    this.foods = new FakeFoods(kind);
+  }
 
   static async start(kind: 'mealie' | 'tandoor'): Promise<FakeRecipeManager> {
     const s = new FakeRecipeManager(kind);
@@ -428,6 +443,17 @@ export class FakeRecipeManager {
     this.pictures.length = 0;
     this.script.length = 0;
     this.answerCreatesAfterMs = 0;
+    this.patches.length = 0;
+    this.foods.reset();
+  }
+
+  /** A food or unit named by id in a Tandoor recipe that Tandoor does not have: `food` or `unit`. */
+  private unknownTandoorObject(steps: { ingredients?: { food?: { id?: unknown } | null; unit?: { id?: unknown } | null }[] }[]): 'food' | 'unit' | undefined {
+    for (const i of steps.flatMap((s) => s.ingredients ?? [])) {
+      if (i.food?.id !== undefined && !this.foods.has('food', i.food.id)) return 'food';
+      if (i.unit?.id !== undefined && !this.foods.has('unit', i.unit.id)) return 'unit';
+    }
+    return undefined;
   }
 
   private find(id: string): CreatedRecipe | undefined {
@@ -464,10 +490,32 @@ export class FakeRecipeManager {
         return send(201, slug);
       }
       if (!raw.name || !Array.isArray(raw.steps)) return send(400, { name: ['This field is required.'] });
+      const unknown = this.unknownTandoorObject(raw.steps as { ingredients?: { food?: { id?: unknown } | null; unit?: { id?: unknown } | null }[] }[]);
+      if (unknown) return send(400, { steps: [{ ingredients: [{ [unknown]: ['Invalid pk - object does not exist.'] }] }] });
       const id = String(this.nextId++);
       this.created.push({ id, recipe: raw, raw });
       if (this.answerCreatesAfterMs) await sleep(this.answerCreatesAfterMs);
       return send(201, { id: Number(id), ...raw });
+    }
+    if (!create && (p.startsWith('/api/food') || p.startsWith('/api/unit') || p.startsWith('/api/parser/'))) {
+      if (!authorized) return send(401, { detail: 'Not authenticated' });
+      const answer = this.foods.handle(req.method ?? 'GET', new URL(p, 'http://x'), body);
+      if (answer) return send(answer.status, answer.body);
+    }
+    const patch = this.kind === 'mealie' && req.method === 'PATCH' ? /^\/api\/recipes\/([^/?]+)$/.exec(p) : null;
+    if (patch) {
+      if (!authorized) return send(401, { detail: 'Not authenticated' });
+      const c = this.find(decodeURIComponent(patch[1]!));
+      if (!c) return send(404, { detail: { message: 'Recipe not found', error: true } });
+      const data = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      this.patches.push({ id: c.id, body: data });
+      const ingredients = (data.recipeIngredient ?? []) as Record<string, unknown>[];
+      // Mealie stores the ingredient's food and unit by id: one it does not have cannot be saved.
+      const bad = ingredients.find((i) => (i.food && !this.foods.has('food', (i.food as { id?: unknown }).id)) || (i.unit && !this.foods.has('unit', (i.unit as { id?: unknown }).id)));
+      if (bad) return send(500, { detail: 'Internal Server Error' });
+      if (data.recipeIngredient) c.ingredients = ingredients;
+      if (data.settings) c.settings = data.settings as Record<string, unknown>;
+      return send(200, { slug: c.id, name: c.recipe.name, recipeIngredient: c.ingredients, settings: c.settings ?? MEALIE_SETTINGS });
     }
     if (req.method === 'GET') {
       if (!authorized) return send(401, { detail: 'Not authenticated' });
@@ -482,7 +530,10 @@ export class FakeRecipeManager {
       }
       const one = this.kind === 'mealie' ? /^\/api\/recipes\/([^/]+)$/.exec(u.pathname) : /^\/api\/recipe\/([^/]+)\/$/.exec(u.pathname);
       const c = one && this.find(decodeURIComponent(one[1]!));
-      if (c && this.kind === 'mealie') return send(200, { slug: c.id, name: c.recipe.name, orgURL: c.recipe.url ?? null });
+      if (c && this.kind === 'mealie') {
+        const notes = ((c.recipe.recipeIngredient ?? []) as string[]).map((note) => ({ quantity: null, unit: null, food: null, note, disableAmount: true, originalText: note }));
+        return send(200, { slug: c.id, name: c.recipe.name, orgURL: c.recipe.url ?? null, settings: c.settings ?? MEALIE_SETTINGS, recipeIngredient: c.ingredients ?? notes });
+      }
       if (c) return send(200, { id: Number(c.id), name: c.recipe.name, source_url: c.recipe.source_url ?? '' });
     }
     const image = this.kind === 'mealie' ? /^\/api\/recipes\/([^/]+)\/image$/.exec(p) : /^\/api\/recipe\/([^/]+)\/image\/$/.exec(p);

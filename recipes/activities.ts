@@ -15,6 +15,7 @@ import {
   type PhaseName,
   type QueueStatus,
   RECIPE_STATUSES,
+  type RecipeEntry,
   type RecipeResults,
   type StepInput,
 } from './contract.js';
@@ -22,6 +23,7 @@ import { type ExtractionRecord, extractPost } from './extract.js';
 import { type CallContext, readBytes, request, statusFailure } from '../outbound/http.js';
 import { parseWithModel } from './llm.js';
 import { type Created, createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from './managers.js';
+import { linkMealieIngredients } from './mealie-ingredients.js';
 import { overallProgress, withPhase } from './phases.js';
 import type { SchemaRecipe } from './recipe.js';
 import { type Tool, Tools } from '../core/tools.js';
@@ -296,6 +298,9 @@ async function recipeUpload(deps: RecipeDeps, input: StepInput): Promise<UploadO
       const created = await createOnce(deps, input, { target, recipe: e.recipe, index: i, lookFirst, linked }, ctx);
       entries[i] = { ...e, managerRecipeId: created.id, recipeManagerUrl: created.url };
     }
+    if (target.kind === 'mealie') {
+      for (const e of entries) await linkIngredients(deps, target, e, ctx, input.itemId);
+    }
     for (const e of entries) {
       const picture = entries.length > 1 ? (e.recipe.image ?? item.results.thumbnail) : item.results.thumbnail;
       if (picture) await attachPicture(deps, target, e.managerRecipeId!, picture, { ...ctx, deadline: ctx.deadline - 250 }, input.itemId);
@@ -350,6 +355,22 @@ async function createOnce(
     },
   );
   return created;
+}
+
+/**
+ * A Mealie recipe's ingredients as quantity, unit and food (recipes/mealie-ingredients.ts), again on every attempt
+ * (the same answer: foods and units are found by name). A recoverable failure fails the attempt, whose next one links
+ * the recipe created, not a new one; a permanent one (a Mealie without the parser, say) leaves the recipe with its
+ * ingredients as notes, as Mealie's own import does, and is logged.
+ */
+async function linkIngredients({ log }: Pick<RecipeDeps, 'log'>, target: ManagerTarget, e: RecipeEntry, ctx: CallContext, itemId: string): Promise<void> {
+  try {
+    const { notes } = await linkMealieIngredients(target, e.managerRecipeId!, e.recipe.recipeIngredient, ctx);
+    if (notes) log.info('ingredients Mealie could not parse stay notes', { itemId, id: e.managerRecipeId, notes });
+  } catch (err) {
+    if (!(err instanceof PermanentError)) throw err;
+    log.warn('the recipe keeps its ingredients as notes', { itemId, id: e.managerRecipeId, error: (err as Error).message });
+  }
 }
 
 /** The post's picture (a URL the post named) to the recipe created; failures are logged, never thrown. */
