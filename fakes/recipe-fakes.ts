@@ -403,6 +403,8 @@ export interface CreatedRecipe {
   /** Mealie: the recipe's settings, and the ingredients a `PATCH /api/recipes/{slug}` set. */
   settings?: Record<string, unknown>;
   ingredients?: Record<string, unknown>[];
+  /** Mealie: the recipe's notes (`[{title, text}]`) a PATCH set. */
+  notes?: { title: string; text: string }[];
 }
 
 /** A new Mealie recipe's settings (Mealie's defaults: amounts off, so ingredients show as notes). */
@@ -515,6 +517,7 @@ export class FakeRecipeManager {
       if (bad) return send(500, { detail: 'Internal Server Error' });
       if (data.recipeIngredient) c.ingredients = ingredients;
       if (data.settings) c.settings = data.settings as Record<string, unknown>;
+      if (data.notes) c.notes = data.notes as CreatedRecipe['notes'];
       return send(200, { slug: c.id, name: c.recipe.name, recipeIngredient: c.ingredients, settings: c.settings ?? MEALIE_SETTINGS });
     }
     if (req.method === 'GET') {
@@ -532,7 +535,7 @@ export class FakeRecipeManager {
       const c = one && this.find(decodeURIComponent(one[1]!));
       if (c && this.kind === 'mealie') {
         const notes = ((c.recipe.recipeIngredient ?? []) as string[]).map((note) => ({ quantity: null, unit: null, food: null, note, disableAmount: true, originalText: note }));
-        return send(200, { slug: c.id, name: c.recipe.name, orgURL: c.recipe.url ?? null, settings: c.settings ?? MEALIE_SETTINGS, recipeIngredient: c.ingredients ?? notes });
+        return send(200, { slug: c.id, name: c.recipe.name, orgURL: c.recipe.url ?? null, settings: c.settings ?? MEALIE_SETTINGS, recipeIngredient: c.ingredients ?? notes, notes: c.notes ?? [] });
       }
       if (c) return send(200, { id: Number(c.id), name: c.recipe.name, source_url: c.recipe.source_url ?? '' });
     }

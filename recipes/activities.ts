@@ -23,7 +23,8 @@ import { type ExtractionRecord, extractPost } from './extract.js';
 import { type CallContext, readBytes, request, statusFailure } from '../outbound/http.js';
 import { parseWithModel } from './llm.js';
 import { type Created, createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from './managers.js';
-import { linkMealieIngredients } from './mealie-ingredients.js';
+import { type Conversion, converts } from './language.js';
+import { finishMealieRecipe } from './mealie-ingredients.js';
 import { overallProgress, withPhase } from './phases.js';
 import type { SchemaRecipe } from './recipe.js';
 import { type Tool, Tools } from '../core/tools.js';
@@ -254,15 +255,19 @@ async function recipeParse(deps: Store & Pick<RecipeDeps, 'config' | 'log'>, inp
     if (!x || !text) throw new PermanentError('Nothing to parse: extraction stored no text');
     // An extraction stored before pages could hold several recipes has one.
     const structured = x.structured && (Array.isArray(x.structured) ? x.structured : [x.structured as SchemaRecipe]);
-    if (structured?.length) return { value: { via: 'json-ld', names: structured.map((s) => s.name) }, results: parsed(structured) };
+    const conversion: Conversion = { ...(item.options?.language ?? r.language ? { language: item.options?.language ?? r.language } : {}), units: item.options?.units ?? r.units };
+    const change = converts(conversion);
+    // A page's own recipes are used as they are, unless they are to be translated or converted: then the model reads them too.
+    if (structured?.length && !change) return { value: { via: 'json-ld', names: structured.map((s) => s.name) }, results: parsed(structured) };
     if (!r.llmBaseUrl) throw new PermanentError('No language model is configured: set LLM_API_BASE_URL (and LLM_API_KEY, LLM_MODEL)');
     const answer = await parseWithModel(
       { baseUrl: r.llmBaseUrl, apiKey: r.llmApiKey, model: r.llmModel, style: r.llmApiStyle },
-      { url: item.url, title: x.title, text, thumbnail: item.results.thumbnail },
+      { url: item.url, title: x.title, text, thumbnail: item.results.thumbnail, ...(change && { conversion }) },
       ctx,
     );
     if (answer.skipped) deps.log.warn('the model answered recipes with no name or nothing to cook from; left out', { itemId: input.itemId, skipped: answer.skipped });
-    return { value: { via: 'llm', mode: answer.mode, names: answer.recipes.map((s) => s.name) }, results: parsed(answer.recipes) };
+    const results = { ...parsed(answer.recipes), ...(change && { conversion }) };
+    return { value: { via: 'llm', mode: answer.mode, names: answer.recipes.map((s) => s.name) }, results };
   });
 }
 
@@ -288,6 +293,8 @@ async function recipeUpload(deps: RecipeDeps, input: StepInput): Promise<UploadO
       sameManager ? e : { recipe: e.recipe },
     );
     if (!entries.length) throw new PermanentError('Nothing to upload: parsing stored no recipe');
+    // A translated or converted recipe keeps the post's own text in its notes.
+    const original = item.results.conversion ? item.results.extractedText : undefined;
     const firstMissing = entries.findIndex((e) => !e.managerRecipeId || !e.recipeManagerUrl);
     for (let i = firstMissing; i >= 0 && i < entries.length; i++) {
       const e = entries[i]!;
@@ -295,11 +302,11 @@ async function recipeUpload(deps: RecipeDeps, input: StepInput): Promise<UploadO
       // A retried item may have recipes its earlier run created (before the manager refused the next one, say).
       const lookFirst = (interrupted && i === firstMissing) || item.runs > 1;
       const linked = new Set(entries.map((x) => x.managerRecipeId).filter((id): id is string => Boolean(id)));
-      const created = await createOnce(deps, input, { target, recipe: e.recipe, index: i, lookFirst, linked }, ctx);
+      const created = await createOnce(deps, input, { target, recipe: e.recipe, index: i, lookFirst, linked, original }, ctx);
       entries[i] = { ...e, managerRecipeId: created.id, recipeManagerUrl: created.url };
     }
     if (target.kind === 'mealie') {
-      for (const e of entries) await linkIngredients(deps, target, e, ctx, input.itemId);
+      for (const e of entries) await finishInMealie(deps, target, e, original, ctx, input.itemId);
     }
     for (const e of entries) {
       const picture = entries.length > 1 ? (e.recipe.image ?? item.results.thumbnail) : item.results.thumbnail;
@@ -321,6 +328,8 @@ interface CreateInput {
   lookFirst: boolean;
   /** Recipes already linked to this item's other entries: never found again for this one. */
   linked: ReadonlySet<string>;
+  /** The post's own text, for the recipe's notes (a translated or converted recipe). */
+  original: string | undefined;
 }
 
 /**
@@ -330,11 +339,11 @@ interface CreateInput {
 async function createOnce(
   { orm, jobs, log }: Store & Pick<RecipeDeps, 'log'>,
   input: StepInput,
-  { target, recipe, index, lookFirst, linked }: CreateInput,
+  { target, recipe, index, lookFirst, linked, original }: CreateInput,
   ctx: CallContext,
 ): Promise<Created> {
   const found = lookFirst ? await findRecipe(target, recipe, ctx, linked) : undefined;
-  const created = found ?? (await createRecipe(target, recipe, ctx));
+  const created = found ?? (await createRecipe(target, recipe, ctx, { original }));
   log.info(found ? 'recipe found, created by an earlier attempt' : 'recipe created', { itemId: input.itemId, manager: target.kind, id: created.id, index });
   await jobs.updateAsOwner(
     orm.em.fork(),
@@ -358,19 +367,23 @@ async function createOnce(
 }
 
 /**
- * A Mealie recipe's ingredients as quantity, unit and food (recipes/mealie-ingredients.ts), again on every attempt
- * (the same answer: foods and units are found by name). A recoverable failure fails the attempt, whose next one links
- * the recipe created, not a new one; a permanent one (a Mealie without the parser, say) leaves the recipe with its
- * ingredients as notes, as Mealie's own import does, and is logged.
+ * A Mealie recipe finished (recipes/mealie-ingredients.ts): its ingredients as quantity, unit and food, and the
+ * post's own text as a note when the recipe was translated or converted. Done again on every attempt (the same
+ * result: foods and units are found by name). A recoverable failure fails the attempt, whose next one links the
+ * recipe created, not a new one; Mealie's parser failing for good (a Mealie without it, say) leaves the ingredients
+ * as notes, as Mealie's own import does, and is logged.
  */
-async function linkIngredients({ log }: Pick<RecipeDeps, 'log'>, target: ManagerTarget, e: RecipeEntry, ctx: CallContext, itemId: string): Promise<void> {
-  try {
-    const { notes } = await linkMealieIngredients(target, e.managerRecipeId!, e.recipe.recipeIngredient, ctx);
-    if (notes) log.info('ingredients Mealie could not parse stay notes', { itemId, id: e.managerRecipeId, notes });
-  } catch (err) {
-    if (!(err instanceof PermanentError)) throw err;
-    log.warn('the recipe keeps its ingredients as notes', { itemId, id: e.managerRecipeId, error: (err as Error).message });
-  }
+async function finishInMealie(
+  { log }: Pick<RecipeDeps, 'log'>,
+  target: ManagerTarget,
+  e: RecipeEntry,
+  original: string | undefined,
+  ctx: CallContext,
+  itemId: string,
+): Promise<void> {
+  const { notes, parserFailure } = await finishMealieRecipe(target, e.managerRecipeId!, { lines: e.recipe.recipeIngredient, original }, ctx);
+  if (parserFailure) log.warn('the recipe keeps its ingredients as notes', { itemId, id: e.managerRecipeId, error: parserFailure });
+  else if (notes) log.info('ingredients Mealie could not parse stay notes', { itemId, id: e.managerRecipeId, notes });
 }
 
 /** The post's picture (a URL the post named) to the recipe created; failures are logged, never thrown. */

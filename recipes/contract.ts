@@ -1,3 +1,4 @@
+import type { Conversion, UnitSystem } from './language.js';
 import type { SchemaRecipe } from './recipe.js';
 
 /**
@@ -50,6 +51,12 @@ export interface RecipeEntry {
   managerRecipeId?: string;
 }
 
+/** What an item asked for beyond its URL (POST /api/queue); unset ones come from RECIPE_LANGUAGE and RECIPE_UNITS. */
+export interface RecipeOptions {
+  language?: string;
+  units?: UnitSystem;
+}
+
 /**
  * An item's results (docs/recipes.md); filled as phases complete. `recipes` has every recipe of the post;
  * `recipe` and `recipeManagerUrl` are the first's (as before several recipes per post).
@@ -58,6 +65,8 @@ export interface RecipeResults {
   recipe?: SchemaRecipe;
   recipes?: RecipeEntry[];
   recipeManagerUrl?: string;
+  /** The language and units the model was asked to write the recipes in, when it was asked to change them. */
+  conversion?: Conversion;
   extractedText?: string;
   thumbnail?: string;
 }

@@ -1,5 +1,6 @@
 import type { LlmApiStyle } from './configuration.js';
 import { PermanentError } from '../core/errors.js';
+import { type Conversion, conversionInstruction, converts } from './language.js';
 import { type CallContext, excerpt, readText, RecoverableError, request, statusFailure } from '../outbound/http.js';
 import { checkModelAnswer, fromModel, isUsable, MAX_RECIPES, MODEL_ANSWER_SCHEMA, normalizeModelAnswer, type Origin, type SchemaRecipe } from './recipe.js';
 
@@ -37,6 +38,8 @@ export interface PostText {
   title?: string | undefined;
   text: string;
   thumbnail?: string | undefined;
+  /** The language and units to write the recipes in (recipes/language.ts); unset: as the post has them. */
+  conversion?: Conversion | undefined;
 }
 
 /** The longest post text sent to the model (a caption is far shorter). */
@@ -52,13 +55,20 @@ export type ParseMode = (typeof MODES)[LlmApiStyle][number];
 /** Servers and models (`<style> <base URL> <model>`) whose first modes were refused in this process: the mode to start with. */
 const firstMode = new Map<string, number>();
 
-const SYSTEM = [
-  'You turn social media posts into structured cooking recipes.',
-  'Read the post text and answer with JSON only.',
-  'If the text holds no recipe (no ingredients and no cooking steps), set isRecipe to false, recipe to null, and say why in notRecipeReason.',
-  'Otherwise set isRecipe to true and fill recipes with every recipe in the text, one entry each (a post may hold several): keep ingredients and steps as written (one per entry, quantities and units included), translate nothing, and invent nothing that is not in the text.',
-  'Use null for what the text does not say; durations are ISO 8601 (PT15M).',
-].join(' ');
+/** The instructions: as the post has it, or translated and converted (recipes/language.ts). */
+function systemPrompt(conversion: Conversion | undefined): string {
+  const change = conversion && converts(conversion);
+  return [
+    'You turn social media posts into structured cooking recipes.',
+    'Read the post text and answer with JSON only.',
+    'If the text holds no recipe (no ingredients and no cooking steps), set isRecipe to false, recipes to an empty list, and say why in notRecipeReason.',
+    'Otherwise set isRecipe to true and fill recipes with every recipe in the text, one entry each (a post may hold several): one ingredient or step per entry, quantities and units included.',
+    change
+      ? conversionInstruction(conversion)
+      : 'Keep ingredients and steps as written and translate nothing.',
+    'Invent nothing that is not in the text. Use null for what the text does not say; durations are ISO 8601 (PT15M).',
+  ].join(' ');
+}
 
 function userMessage(p: PostText): string {
   return [`Post URL: ${p.url}`, p.title ? `Post title: ${p.title}` : undefined, 'Post text:', p.text.slice(0, MAX_PROMPT_TEXT)]
@@ -101,7 +111,8 @@ const REFUSES_FORMAT = {
 async function complete(ep: LlmEndpoint, post: PostText, mode: ParseMode, ctx: CallContext): Promise<Completion> {
   const what = 'The language model';
   const constrained = mode === 'json_schema' || mode === 'ollama_schema';
-  const system = constrained ? SYSTEM : `${SYSTEM}\nThe JSON must match this JSON Schema exactly:\n${JSON.stringify(MODEL_ANSWER_SCHEMA)}`;
+  const base = systemPrompt(post.conversion);
+  const system = constrained ? base : `${base}\nThe JSON must match this JSON Schema exactly:\n${JSON.stringify(MODEL_ANSWER_SCHEMA)}`;
   const messages = [
     { role: 'system', content: system },
     { role: 'user', content: userMessage(post) },

@@ -17,8 +17,12 @@ export interface Created {
   url: string;
 }
 
-export async function createRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created> {
-  return t.kind === 'tandoor' ? createInTandoor(t, recipe, ctx) : createInMealie(t, recipe, ctx);
+/**
+ * Creates the recipe. `original`: the post's own text, kept beside a translated or converted recipe (Tandoor: a last
+ * step named "Original text"; Mealie gets it as a note afterwards, recipes/mealie-ingredients.ts).
+ */
+export async function createRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext, o: { original?: string | undefined } = {}): Promise<Created> {
+  return t.kind === 'tandoor' ? createInTandoor(t, recipe, ctx, o.original) : createInMealie(t, recipe, ctx);
 }
 
 /**
@@ -85,10 +89,14 @@ async function createInMealie(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallC
  * Tandoor's recipe body: one step per instruction, the ingredients (amount, unit, food, note; recipes/tandoor-ingredients.ts)
  * on the first. Without `ingredients` resolved in Tandoor, foods and units go by name.
  */
-export function tandoorRecipe(recipe: SchemaRecipe, resolved?: TandoorIngredient[]) {
+export function tandoorRecipe(recipe: SchemaRecipe, resolved?: TandoorIngredient[], original?: string) {
   const ingredients = resolved ?? recipe.recipeIngredient.map((line) => tandoorIngredient(line));
   const instructions = recipe.recipeInstructions.map((s) => s.text);
-  const steps = (instructions.length ? instructions : ['']).map((instruction, n) => ({ instruction, ingredients: n === 0 ? ingredients : [] }));
+  const steps: { name?: string; instruction: string; ingredients: TandoorIngredient[] }[] = (instructions.length ? instructions : ['']).map((instruction, n) => ({
+    instruction,
+    ingredients: n === 0 ? ingredients : [],
+  }));
+  if (original) steps.push({ name: 'Original text', instruction: original.slice(0, 10_000), ingredients: [] });
   const servings = Number(/\d+/.exec(recipe.recipeYield ?? '')?.[0] ?? 1) || 1;
   const keywords = (recipe.keywords ?? '')
     .split(',')
@@ -110,10 +118,10 @@ export function tandoorRecipe(recipe: SchemaRecipe, resolved?: TandoorIngredient
 }
 
 /** `POST /api/recipe/` with Tandoor's fields: 201 and the recipe with its `id`. */
-async function createInTandoor(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created> {
+async function createInTandoor(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext, original?: string): Promise<Created> {
   const what = 'Tandoor';
   const ingredients = await resolveTandoorIngredients(t, recipe.recipeIngredient, ctx);
-  const res = await request(what, `${t.baseUrl}/api/recipe/`, { method: 'POST', headers: headers(t), body: JSON.stringify(tandoorRecipe(recipe, ingredients)) }, ctx);
+  const res = await request(what, `${t.baseUrl}/api/recipe/`, { method: 'POST', headers: headers(t), body: JSON.stringify(tandoorRecipe(recipe, ingredients, original)) }, ctx);
   const text = await readText(what, res, ctx, 1024 * 1024);
   if (!res.ok) throw statusFailure(what, res, text, hintFor(res.status, text));
   let id: unknown;

@@ -72,12 +72,42 @@ export async function mealieIngredients(t: ManagerTarget, lines: readonly string
   return { ingredients, notes };
 }
 
-/** The recipe `slug`'s ingredients as Mealie understands them (see above); answers how many stayed notes. */
-export async function linkMealieIngredients(t: ManagerTarget, slug: string, lines: readonly string[], ctx: CallContext): Promise<{ notes: number }> {
-  if (!lines.length) return { notes: 0 };
-  const { ingredients, notes } = await mealieIngredients(t, lines, ctx);
+/** The title of the note that keeps the post's own text when the recipe was translated or converted. */
+export const ORIGINAL_NOTE = 'Original text';
+/** The longest original text kept in a note. */
+const MAX_ORIGINAL = 10_000;
+
+/**
+ * The recipe `slug` finished in Mealie: its ingredients as Mealie understands them (see above) and, when the model
+ * translated or converted it, the post's own text as a note (`notes: [{title, text}]`, replacing an earlier one).
+ * Answers how many lines stayed notes, and why none could be parsed when Mealie's parser failed for good (the
+ * recipe then keeps its ingredients as notes); a recoverable failure is thrown.
+ */
+export async function finishMealieRecipe(
+  t: ManagerTarget,
+  slug: string,
+  { lines, original }: { lines: readonly string[]; original?: string | undefined },
+  ctx: CallContext,
+): Promise<{ notes: number; parserFailure?: string }> {
+  let parsed: Awaited<ReturnType<typeof mealieIngredients>> | undefined;
+  let parserFailure: string | undefined;
+  try {
+    if (lines.length) parsed = await mealieIngredients(t, lines, ctx);
+  } catch (err) {
+    if (!(err instanceof PermanentError)) throw err;
+    parserFailure = err.message;
+  }
+  if (!parsed && !original) return { notes: lines.length, ...(parserFailure && { parserFailure }) };
   const path = `/api/recipes/${encodeURIComponent(slug)}`;
-  const current = (await callManager(t, 'Mealie', 'GET', path, undefined, ctx)) as { settings?: Record<string, unknown> | null };
-  await callManager(t, 'Mealie', 'PATCH', path, { recipeIngredient: ingredients, settings: { ...(current.settings ?? {}), disableAmount: false } }, ctx);
-  return { notes };
+  const current = (await callManager(t, 'Mealie', 'GET', path, undefined, ctx)) as { settings?: Record<string, unknown> | null; notes?: { title?: unknown }[] | null };
+  const notes = original && [...(current.notes ?? []).filter((n) => n.title !== ORIGINAL_NOTE), { title: ORIGINAL_NOTE, text: original.slice(0, MAX_ORIGINAL) }];
+  await callManager(
+    t,
+    'Mealie',
+    'PATCH',
+    path,
+    { ...(parsed && { recipeIngredient: parsed.ingredients, settings: { ...(current.settings ?? {}), disableAmount: false } }), ...(notes && { notes }) },
+    ctx,
+  );
+  return { notes: parsed?.notes ?? lines.length, ...(parserFailure && { parserFailure }) };
 }
