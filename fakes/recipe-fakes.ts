@@ -392,8 +392,11 @@ export const ANSWER_STYLES = {
 } satisfies Record<string, (r: StyleRecipe) => string>;
 export type AnswerStyle = keyof typeof ANSWER_STYLES;
 
-/** A scripted answer to a create: a status and body, a hang-up, or `create` (created as usual; for the answers after it). */
-export type ManagerAnswer = { status: number; body: unknown } | { kind: 'hang-up' } | { kind: 'create' };
+/**
+ * A scripted answer to a create: a status and body, a hang-up, or `create` (created as usual, for the answers after
+ * it; `answerAfterMs`: stored at once, answered that much later).
+ */
+export type ManagerAnswer = { status: number; body: unknown } | { kind: 'hang-up' } | { kind: 'create'; answerAfterMs?: number };
 
 export interface CreatedRecipe {
   id: string;
@@ -480,6 +483,7 @@ export class FakeRecipeManager {
         return;
       }
       if (answer && 'status' in answer) return send(answer.status, answer.body);
+      const answerAfterMs = (answer && 'answerAfterMs' in answer ? answer.answerAfterMs : undefined) ?? this.answerCreatesAfterMs;
       const raw = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
       if (this.kind === 'mealie') {
         const recipe = JSON.parse(String(raw.data)) as Record<string, unknown>;
@@ -488,7 +492,7 @@ export class FakeRecipeManager {
         const taken = this.created.filter((c) => c.id === slug || c.id.startsWith(`${slug}-`)).length;
         if (taken) slug = `${slug}-${taken}`;
         this.created.push({ id: slug, recipe, raw });
-        if (this.answerCreatesAfterMs) await sleep(this.answerCreatesAfterMs);
+        if (answerAfterMs) await sleep(answerAfterMs);
         return send(201, slug);
       }
       if (!raw.name || !Array.isArray(raw.steps)) return send(400, { name: ['This field is required.'] });
@@ -496,7 +500,7 @@ export class FakeRecipeManager {
       if (unknown) return send(400, { steps: [{ ingredients: [{ [unknown]: ['Invalid pk - object does not exist.'] }] }] });
       const id = String(this.nextId++);
       this.created.push({ id, recipe: raw, raw });
-      if (this.answerCreatesAfterMs) await sleep(this.answerCreatesAfterMs);
+      if (answerAfterMs) await sleep(answerAfterMs);
       return send(201, { id: Number(id), ...raw });
     }
     if (!create && (p.startsWith('/api/food') || p.startsWith('/api/unit') || p.startsWith('/api/parser/'))) {

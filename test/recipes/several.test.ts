@@ -99,6 +99,18 @@ describe('bad input', () => {
     expect(item.results.recipes.map((e: Json) => e.managerRecipeId)).toEqual(['pancakes', 'blueberry-syrup']);
   });
 
+  it('an attempt cut off while the manager created the second recipe: the next one finds it and links it', async () => {
+    h.llm.script.push({ kind: 'recipes', recipes: [pancakes, syrup] });
+    // The syrup is stored at once but answered after QUEUE_TIMEOUT_MS (2 s): the attempt ends without its id.
+    h.manager.script.push({ kind: 'create' }, { kind: 'create', answerAfterMs: 3000 });
+    const item = await run(post());
+    expect(item.status).toBe('success');
+    expect(item.phases.find((p: Json) => p.name === 'uploading')).toMatchObject({ attempts: 2 });
+    expect(h.manager.createRequests).toHaveLength(2);
+    expect(names()).toEqual(['Pancakes', 'Blueberry syrup']);
+    expect(item.results.recipes.map((e: Json) => e.managerRecipeId)).toEqual(['pancakes', 'blueberry-syrup']);
+  });
+
   it('the manager refusing the second recipe: error; a retry links the first and creates the second', async () => {
     h.llm.fallback = { kind: 'recipes', recipes: [pancakes, syrup] };
     // The first create goes through; the second is refused.
