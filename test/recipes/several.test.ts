@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { BrowserSubscriber } from '../../fakes/push-service.js';
 import { resetModelCapabilities } from '../../recipes/llm.js';
 import type { Json } from '../support/http.js';
 import { enqueue, startRecipeHarness, waitForItem, type RecipeHarness } from '../support/recipes.js';
@@ -8,8 +9,15 @@ import { enqueue, startRecipeHarness, waitForItem, type RecipeHarness } from '..
  * attempts and retries), all linked from `results.recipes` (docs/recipes.md, "Several recipes in one post").
  */
 let h: RecipeHarness;
+let browser: BrowserSubscriber;
 beforeAll(async () => {
   h = await startRecipeHarness({ env: { QUEUE_TIMEOUT_MS: '2000', QUEUE_RETRY_ATTEMPTS: '3', QUEUE_RETRY_BACKOFF_MS: '20' } });
+  browser = new BrowserSubscriber(`${h.push.url}/push/phone`);
+  await fetch(`${h.url}/api/notifications/subscribe`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ clientId: 'phone', subscription: browser.toJSON() }),
+  });
 });
 afterAll(() => h?.stop());
 beforeEach(() => {
@@ -34,6 +42,16 @@ async function run(url: string): Promise<Json> {
 }
 
 const base = () => h.manager.url;
+
+/** The push notification about `itemId`, decrypted. */
+async function notification(itemId: string): Promise<Json> {
+  for (let i = 0; i < 100; i++) {
+    const found = h.push.requests.map((r) => JSON.parse(browser.decrypt(r.body)) as Json).find((m) => m.data.itemId === itemId);
+    if (found) return found;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no notification for ${itemId}`);
+}
 const names = () => h.manager.created.map((c) => c.recipe.name);
 
 describe('several recipes in one post', () => {
@@ -52,6 +70,7 @@ describe('several recipes in one post', () => {
     expect(item.results.recipe).toMatchObject({ name: 'Pancakes' });
     // The post's picture on each.
     expect(h.manager.pictures.map((p) => p.id).sort()).toEqual(['blueberry-syrup', 'pancakes']);
+    expect(await notification(item.id)).toMatchObject({ title: '2 recipes imported', body: 'Pancakes, Blueberry syrup', data: { url: `${base()}/g/home/r/pancakes` } });
   });
 
   it('a page with two schema.org Recipes in an ItemList: two recipes, without asking the model', async () => {

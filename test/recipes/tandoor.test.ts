@@ -117,6 +117,20 @@ describe('Tandoor', () => {
     expect(first(soup).food).toEqual({ name: 'spaghetti' });
   });
 
+  it('a post with two recipes: two recipes in Tandoor, both linked', async () => {
+    const recipe = (name: string, ingredient: string) => ({
+      name, description: null, recipeYield: null, prepTime: null, cookTime: null, totalTime: null,
+      recipeIngredient: [ingredient], recipeInstructions: ['Cook.'], recipeCategory: [], recipeCuisine: null, keywords: [],
+    });
+    h.llm.script.push({ kind: 'recipes', recipes: [recipe('Dal', '200 g lentils'), recipe('Rice', '150 g rice')] });
+    const item = await waitForItem(h.url, (await enqueue(h.url, h.site.add('two', { title: 'Dinner', caption: 'Dal and rice.' }))).body.id);
+    expect(item.status).toBe('success');
+    const ids = item.results.recipes.map((e: { managerRecipeId: string }) => e.managerRecipeId);
+    expect(ids.map((id: string) => h.manager.created.find((c) => c.id === id)!.recipe.name)).toEqual(['Dal', 'Rice']);
+    expect(item.results.recipes.map((e: { recipeManagerUrl: string }) => e.recipeManagerUrl)).toEqual(ids.map((id: string) => `https://recipes.example.org/view/recipe/${id}`));
+    expect(item.results.recipeManagerUrl).toBe(`https://recipes.example.org/view/recipe/${ids[0]}`);
+  });
+
   it("Tandoor's 400 and 401 are permanent", async () => {
     h.manager.script.push({ status: 400, body: { name: ['This field is required.'] } }, { status: 401, body: { detail: 'Invalid token.' } });
     const bad = await waitForItem(h.url, (await enqueue(h.url, h.site.add('bad', { title: 'Bad', caption: recipeCaption('Bad') }))).body.id);
