@@ -426,8 +426,10 @@ export class FakeRecipeManager {
   answerCreatesAfterMs = 0;
   /** Foods, units and Mealie's ingredient parser (fakes/manager-foods.ts). */
   readonly foods: FakeFoods;
-  /** Every `PATCH /api/recipes/{slug}` (Mealie). */
+  /** Every `PATCH /api/recipes/{slug}` (Mealie), answered or not. */
   readonly patches: { id: string; body: Record<string, unknown> }[] = [];
+  /** Answers for the next PATCH requests, in order; then the real answer. */
+  readonly patchScript: { status: number; body: unknown }[] = [];
   private nextId = 1;
   private server: http.Server | undefined;
 
@@ -449,6 +451,7 @@ export class FakeRecipeManager {
     this.script.length = 0;
     this.answerCreatesAfterMs = 0;
     this.patches.length = 0;
+    this.patchScript.length = 0;
     this.foods.reset();
   }
 
@@ -515,6 +518,8 @@ export class FakeRecipeManager {
       if (!c) return send(404, { detail: { message: 'Recipe not found', error: true } });
       const data = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
       this.patches.push({ id: c.id, body: data });
+      const scripted = this.patchScript.shift();
+      if (scripted) return send(scripted.status, scripted.body);
       const ingredients = (data.recipeIngredient ?? []) as Record<string, unknown>[];
       // Mealie stores the ingredient's food and unit by id: one it does not have cannot be saved.
       const bad = ingredients.find((i) => (i.food && !this.foods.has('food', (i.food as { id?: unknown }).id)) || (i.unit && !this.foods.has('unit', (i.unit as { id?: unknown }).id)));

@@ -243,6 +243,12 @@ async function recipeExtract(deps: RecipeDeps, input: StepInput): Promise<{ via:
   );
 }
 
+/** The language and units the item's recipes are written in: its own, else RECIPE_LANGUAGE and RECIPE_UNITS. */
+function conversionFor(item: RecipeItem, r: Config['recipes']): Conversion {
+  const language = item.options?.language ?? r.language;
+  return { ...(language && { language }), units: item.options?.units ?? r.units };
+}
+
 /** The recipes of the post as the item's results: every one, and the first as `recipe` (as before several). */
 const parsed = (recipes: SchemaRecipe[]): RecipeResults => ({ recipe: recipes[0]!, recipes: recipes.map((recipe) => ({ recipe })) });
 
@@ -255,7 +261,7 @@ async function recipeParse(deps: Store & Pick<RecipeDeps, 'config' | 'log'>, inp
     if (!x || !text) throw new PermanentError('Nothing to parse: extraction stored no text');
     // An extraction stored before pages could hold several recipes has one.
     const structured = x.structured && (Array.isArray(x.structured) ? x.structured : [x.structured as SchemaRecipe]);
-    const conversion: Conversion = { ...(item.options?.language ?? r.language ? { language: item.options?.language ?? r.language } : {}), units: item.options?.units ?? r.units };
+    const conversion = conversionFor(item, r);
     const change = converts(conversion);
     // A page's own recipes are used as they are, unless they are to be translated or converted: then the model reads them too.
     if (structured?.length && !change) return { value: { via: 'json-ld', names: structured.map((s) => s.name) }, results: parsed(structured) };
@@ -370,8 +376,8 @@ async function createOnce(
  * A Mealie recipe finished (recipes/mealie-ingredients.ts): its ingredients as quantity, unit and food, and the
  * post's own text as a note when the recipe was translated or converted. Done again on every attempt (the same
  * result: foods and units are found by name). A recoverable failure fails the attempt, whose next one links the
- * recipe created, not a new one; Mealie's parser failing for good (a Mealie without it, say) leaves the ingredients
- * as notes, as Mealie's own import does, and is logged.
+ * recipe created, not a new one; Mealie's parser or its patch failing for good (a Mealie without the parser, say)
+ * leaves the ingredients as notes, as Mealie's own import does, and is logged.
  */
 async function finishInMealie(
   { log }: Pick<RecipeDeps, 'log'>,
@@ -381,9 +387,15 @@ async function finishInMealie(
   ctx: CallContext,
   itemId: string,
 ): Promise<void> {
-  const { notes, parserFailure } = await finishMealieRecipe(target, e.managerRecipeId!, { lines: e.recipe.recipeIngredient, original }, ctx);
-  if (parserFailure) log.warn('the recipe keeps its ingredients as notes', { itemId, id: e.managerRecipeId, error: parserFailure });
-  else if (notes) log.info('ingredients Mealie could not parse stay notes', { itemId, id: e.managerRecipeId, notes });
+  try {
+    const { notes, parserFailure } = await finishMealieRecipe(target, e.managerRecipeId!, { lines: e.recipe.recipeIngredient, original }, ctx);
+    if (parserFailure) log.warn('the recipe keeps its ingredients as notes', { itemId, id: e.managerRecipeId, error: parserFailure });
+    else if (notes) log.info('ingredients Mealie could not parse stay notes', { itemId, id: e.managerRecipeId, notes });
+  } catch (err) {
+    // The recipe exists and is linked: a Mealie that refuses the patch for good leaves it as its import made it.
+    if (!(err instanceof PermanentError)) throw err;
+    log.warn('the recipe was imported as Mealie made it, without parsed ingredients or the original text', { itemId, id: e.managerRecipeId, error: err.message });
+  }
 }
 
 /** The post's picture (a URL the post named) to the recipe created; failures are logged, never thrown. */

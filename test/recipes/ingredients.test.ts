@@ -68,6 +68,22 @@ describe('Mealie ingredients', () => {
     expect(h.manager.created[0]!.ingredients).toBeUndefined();
   });
 
+  it('the patch failing for now is retried; refused for good, the recipe stays as Mealie imported it', async () => {
+    h.manager.patchScript.push({ status: 502, body: { detail: 'Bad gateway' } });
+    const retried = await run();
+    expect(retried.status).toBe('success');
+    expect(h.manager.created).toHaveLength(1);
+    expect(h.manager.patches).toHaveLength(2);
+    expect(h.manager.created[0]!.ingredients).toHaveLength(4);
+
+    h.manager.patchScript.push({ status: 422, body: { detail: [{ type: 'uuid_parsing', loc: ['body', 'recipeIngredient', 0, 'food', 'id'], msg: 'Input should be a valid UUID' }] } });
+    const kept = await run();
+    expect(kept.status).toBe('success');
+    expect(h.manager.created).toHaveLength(2);
+    expect(h.manager.created[1]!.ingredients).toBeUndefined();
+    expect(kept.phases.find((p: Json) => p.name === 'uploading')).toMatchObject({ attempts: 1 });
+  });
+
   it('several recipes: each one patched with its own ingredients', async () => {
     const recipe = (name: string, ingredients: string[]) => ({
       name, description: null, recipeYield: null, prepTime: null, cookTime: null, totalTime: null,
