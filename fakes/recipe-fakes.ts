@@ -12,7 +12,9 @@
  * - FakeRecipeManager: Mealie (`POST /api/recipes/create/html-or-json` -> 201 "slug") or Tandoor
  *   (`POST /api/recipe/` -> 201 {id}), bearer-token checked (401), scripted failures such as Mealie's 400
  *   BAD_RECIPE_DATA, the picture uploads, searching recipes by name and reading one (Mealie's `orgURL`,
- *   Tandoor's `source_url`), and creates that are stored but answered late (`answerCreatesAfterMs`).
+ *   Tandoor's `source_url`), creates that are stored but answered late (`answerCreatesAfterMs`), and foods, units
+ *   and Mealie's ingredient parser (fakes/manager-foods.ts) with Mealie's `PATCH /api/recipes/{slug}` (a food or
+ *   unit id it does not have is a 500, as Mealie's database refuses it) and Tandoor's ids checked on create.
  * - fakeYtDlp: a stand-in `yt-dlp` executable (YTDLP_PATH) that answers `-J` for the URLs a test registers, as a
  *   site extractor (Instagram, TikTok) would, and "Unsupported URL" for the rest.
  */
@@ -20,6 +22,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { FakeFoods } from './manager-foods.js';
 
 async function listen(server: http.Server): Promise<string> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -127,6 +130,8 @@ ${page.jsonLd ? `<script type="application/ld+json">${JSON.stringify(page.jsonLd
 export type LlmAnswer =
   | { kind: 'read' }
   | { kind: 'recipe'; recipe: Record<string, unknown> }
+  /** Several recipes (entries as they are: a malformed one too). */
+  | { kind: 'recipes'; recipes: unknown[] }
   | { kind: 'not-recipe'; reason?: string }
   | { kind: 'malformed' }
   | { kind: 'fenced' }
@@ -247,13 +252,15 @@ export class FakeLlm {
         case 'refusal':
           return content('', { content: null, refusal: answer.text ?? "I'm sorry, I can't help with that." });
         case 'not-recipe':
-          return content(JSON.stringify({ isRecipe: false, notRecipeReason: answer.reason ?? 'The post is a photo of a cat.', recipe: null }));
+          return content(JSON.stringify({ isRecipe: false, notRecipeReason: answer.reason ?? 'The post is a photo of a cat.', recipes: [] }));
         case 'recipe':
-          return content(JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: answer.recipe }));
+          return content(JSON.stringify({ isRecipe: true, notRecipeReason: null, recipes: [answer.recipe] }));
+        case 'recipes':
+          return content(JSON.stringify({ isRecipe: true, notRecipeReason: null, recipes: answer.recipes }));
         case 'fenced':
           return content('```json\n' + JSON.stringify(readPost(body)) + '\n```');
         case 'style':
-          return content(ANSWER_STYLES[answer.style](readPost(body).recipe as unknown as StyleRecipe));
+          return content(ANSWER_STYLES[answer.style]((readPost(body).recipes as StyleRecipe[])[0]!));
         case 'hang-up':
           res.destroy();
           return;
@@ -273,7 +280,7 @@ export class FakeLlm {
 /** What a model would make of the post: "- " lines are ingredients, "1." lines steps, the title the name. */
 function readPost(body: LlmRequest['body']): Record<string, unknown> {
   const user = body.messages.find((m) => m.role === 'user')?.content ?? '';
-  if (/not a recipe/i.test(user)) return { isRecipe: false, notRecipeReason: 'The post shows no ingredients or steps.', recipe: null };
+  if (/not a recipe/i.test(user)) return { isRecipe: false, notRecipeReason: 'The post shows no ingredients or steps.', recipes: [] };
   const text = user.split('\nPost text:\n')[1] ?? user;
   const title = /^Post title: (.*)$/m.exec(user)?.[1];
   const lines = text.split(/\n|(?<=\.)\s+(?=\d+\.\s)|\s+(?=- )/).map((l) => l.trim());
@@ -282,7 +289,7 @@ function readPost(body: LlmRequest['body']): Record<string, unknown> {
   return {
     isRecipe: true,
     notRecipeReason: null,
-    recipe: {
+    recipes: [{
       name: title ?? (lines[0] ?? 'A recipe').replace(/[!:.].*$/, '').trim(),
       description: null,
       recipeYield: '2 servings',
@@ -294,7 +301,7 @@ function readPost(body: LlmRequest['body']): Record<string, unknown> {
       recipeCategory: ['Dinner'],
       recipeCuisine: 'Italian',
       keywords: ['quick', 'pasta'],
-    },
+    }],
   };
 }
 
@@ -327,7 +334,9 @@ function ingredientObject(line: string): Record<string, unknown> {
  */
 export const ANSWER_STYLES = {
   /** What the strict schema asks for. */
-  strict: (r: StyleRecipe) => JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: r }),
+  strict: (r: StyleRecipe) => JSON.stringify({ isRecipe: true, notRecipeReason: null, recipes: [r] }),
+  /** The wrapper as it was before several recipes per post: one `recipe`. */
+  oneRecipe: (r: StyleRecipe) => JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: r }),
   /** In a Markdown fence, after a sentence and before another (Llama, Mistral, Gemma in json_object-less servers). */
   prose: (r: StyleRecipe) =>
     `Here is the recipe extracted from the post:\n\n\`\`\`json\n${JSON.stringify({ isRecipe: true, notRecipeReason: null, recipe: r }, null, 2)}\n\`\`\`\n\nLet me know if you want it in another format!`,
@@ -383,14 +392,26 @@ export const ANSWER_STYLES = {
 } satisfies Record<string, (r: StyleRecipe) => string>;
 export type AnswerStyle = keyof typeof ANSWER_STYLES;
 
-export type ManagerAnswer = { status: number; body: unknown } | { kind: 'hang-up' };
+/**
+ * A scripted answer to a create: a status and body, a hang-up, or `create` (created as usual, for the answers after
+ * it; `answerAfterMs`: stored at once, answered that much later).
+ */
+export type ManagerAnswer = { status: number; body: unknown } | { kind: 'hang-up' } | { kind: 'create'; answerAfterMs?: number };
 
 export interface CreatedRecipe {
   id: string;
   /** Mealie: the schema.org JSON inside `data`; Tandoor: the request body. */
   recipe: Record<string, unknown>;
   raw: Record<string, unknown>;
+  /** Mealie: the recipe's settings, and the ingredients a `PATCH /api/recipes/{slug}` set. */
+  settings?: Record<string, unknown>;
+  ingredients?: Record<string, unknown>[];
+  /** Mealie: the recipe's notes (`[{title, text}]`) a PATCH set. */
+  notes?: { title: string; text: string }[];
 }
+
+/** A new Mealie recipe's settings (Mealie's defaults: amounts off, so ingredients show as notes). */
+const MEALIE_SETTINGS = { public: true, showNutrition: false, showAssets: false, landscapeView: false, disableComments: true, disableAmount: true, locked: false };
 
 export class FakeRecipeManager {
   url = '';
@@ -403,10 +424,18 @@ export class FakeRecipeManager {
   readonly script: ManagerAnswer[] = [];
   /** A create is stored at once but answered this much later (a manager slow to answer, a caller that dies). */
   answerCreatesAfterMs = 0;
+  /** Foods, units and Mealie's ingredient parser (fakes/manager-foods.ts). */
+  readonly foods: FakeFoods;
+  /** Every `PATCH /api/recipes/{slug}` (Mealie), answered or not. */
+  readonly patches: { id: string; body: Record<string, unknown> }[] = [];
+  /** Answers for the next PATCH requests, in order; then the real answer. */
+  readonly patchScript: { status: number; body: unknown }[] = [];
   private nextId = 1;
   private server: http.Server | undefined;
 
-  private constructor(readonly kind: 'mealie' | 'tandoor') {}
+  private constructor(readonly kind: 'mealie' | 'tandoor') {
+    this.foods = new FakeFoods(kind);
+  }
 
   static async start(kind: 'mealie' | 'tandoor'): Promise<FakeRecipeManager> {
     const s = new FakeRecipeManager(kind);
@@ -421,6 +450,18 @@ export class FakeRecipeManager {
     this.pictures.length = 0;
     this.script.length = 0;
     this.answerCreatesAfterMs = 0;
+    this.patches.length = 0;
+    this.patchScript.length = 0;
+    this.foods.reset();
+  }
+
+  /** A food or unit named by id in a Tandoor recipe that Tandoor does not have: `food` or `unit`. */
+  private unknownTandoorObject(steps: { ingredients?: { food?: { id?: unknown } | null; unit?: { id?: unknown } | null }[] }[]): 'food' | 'unit' | undefined {
+    for (const i of steps.flatMap((s) => s.ingredients ?? [])) {
+      if (i.food?.id !== undefined && !this.foods.has('food', i.food.id)) return 'food';
+      if (i.unit?.id !== undefined && !this.foods.has('unit', i.unit.id)) return 'unit';
+    }
+    return undefined;
   }
 
   private find(id: string): CreatedRecipe | undefined {
@@ -440,11 +481,12 @@ export class FakeRecipeManager {
       this.createRequests.push({ at: Date.now(), authorization: req.headers.authorization });
       if (!authorized) return send(401, { detail: 'Not authenticated' });
       const answer = this.script.shift();
-      if (answer && 'kind' in answer) {
+      if (answer && 'kind' in answer && answer.kind === 'hang-up') {
         res.destroy();
         return;
       }
-      if (answer) return send(answer.status, answer.body);
+      if (answer && 'status' in answer) return send(answer.status, answer.body);
+      const answerAfterMs = (answer && 'answerAfterMs' in answer ? answer.answerAfterMs : undefined) ?? this.answerCreatesAfterMs;
       const raw = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
       if (this.kind === 'mealie') {
         const recipe = JSON.parse(String(raw.data)) as Record<string, unknown>;
@@ -453,14 +495,39 @@ export class FakeRecipeManager {
         const taken = this.created.filter((c) => c.id === slug || c.id.startsWith(`${slug}-`)).length;
         if (taken) slug = `${slug}-${taken}`;
         this.created.push({ id: slug, recipe, raw });
-        if (this.answerCreatesAfterMs) await sleep(this.answerCreatesAfterMs);
+        if (answerAfterMs) await sleep(answerAfterMs);
         return send(201, slug);
       }
       if (!raw.name || !Array.isArray(raw.steps)) return send(400, { name: ['This field is required.'] });
+      const unknown = this.unknownTandoorObject(raw.steps as { ingredients?: { food?: { id?: unknown } | null; unit?: { id?: unknown } | null }[] }[]);
+      if (unknown) return send(400, { steps: [{ ingredients: [{ [unknown]: ['Invalid pk - object does not exist.'] }] }] });
       const id = String(this.nextId++);
       this.created.push({ id, recipe: raw, raw });
-      if (this.answerCreatesAfterMs) await sleep(this.answerCreatesAfterMs);
+      if (answerAfterMs) await sleep(answerAfterMs);
       return send(201, { id: Number(id), ...raw });
+    }
+    if (!create && (p.startsWith('/api/food') || p.startsWith('/api/unit') || p.startsWith('/api/parser/'))) {
+      if (!authorized) return send(401, { detail: 'Not authenticated' });
+      const answer = this.foods.handle(req.method ?? 'GET', new URL(p, 'http://x'), body);
+      if (answer) return send(answer.status, answer.body);
+    }
+    const patch = this.kind === 'mealie' && req.method === 'PATCH' ? /^\/api\/recipes\/([^/?]+)$/.exec(p) : null;
+    if (patch) {
+      if (!authorized) return send(401, { detail: 'Not authenticated' });
+      const c = this.find(decodeURIComponent(patch[1]!));
+      if (!c) return send(404, { detail: { message: 'Recipe not found', error: true } });
+      const data = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      this.patches.push({ id: c.id, body: data });
+      const scripted = this.patchScript.shift();
+      if (scripted) return send(scripted.status, scripted.body);
+      const ingredients = (data.recipeIngredient ?? []) as Record<string, unknown>[];
+      // Mealie stores the ingredient's food and unit by id: one it does not have cannot be saved.
+      const bad = ingredients.find((i) => (i.food && !this.foods.has('food', (i.food as { id?: unknown }).id)) || (i.unit && !this.foods.has('unit', (i.unit as { id?: unknown }).id)));
+      if (bad) return send(500, { detail: 'Internal Server Error' });
+      if (data.recipeIngredient) c.ingredients = ingredients;
+      if (data.settings) c.settings = data.settings as Record<string, unknown>;
+      if (data.notes) c.notes = data.notes as CreatedRecipe['notes'];
+      return send(200, { slug: c.id, name: c.recipe.name, recipeIngredient: c.ingredients, settings: c.settings ?? MEALIE_SETTINGS });
     }
     if (req.method === 'GET') {
       if (!authorized) return send(401, { detail: 'Not authenticated' });
@@ -475,7 +542,10 @@ export class FakeRecipeManager {
       }
       const one = this.kind === 'mealie' ? /^\/api\/recipes\/([^/]+)$/.exec(u.pathname) : /^\/api\/recipe\/([^/]+)\/$/.exec(u.pathname);
       const c = one && this.find(decodeURIComponent(one[1]!));
-      if (c && this.kind === 'mealie') return send(200, { slug: c.id, name: c.recipe.name, orgURL: c.recipe.url ?? null });
+      if (c && this.kind === 'mealie') {
+        const notes = ((c.recipe.recipeIngredient ?? []) as string[]).map((note) => ({ quantity: null, unit: null, food: null, note, disableAmount: true, originalText: note }));
+        return send(200, { slug: c.id, name: c.recipe.name, orgURL: c.recipe.url ?? null, settings: c.settings ?? MEALIE_SETTINGS, recipeIngredient: c.ingredients ?? notes, notes: c.notes ?? [] });
+      }
       if (c) return send(200, { id: Number(c.id), name: c.recipe.name, source_url: c.recipe.source_url ?? '' });
     }
     const image = this.kind === 'mealie' ? /^\/api\/recipes\/([^/]+)\/image$/.exec(p) : /^\/api\/recipe\/([^/]+)\/image\/$/.exec(p);

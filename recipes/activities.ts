@@ -15,6 +15,7 @@ import {
   type PhaseName,
   type QueueStatus,
   RECIPE_STATUSES,
+  type RecipeEntry,
   type RecipeResults,
   type StepInput,
 } from './contract.js';
@@ -22,6 +23,8 @@ import { type ExtractionRecord, extractPost } from './extract.js';
 import { type CallContext, readBytes, request, statusFailure } from '../outbound/http.js';
 import { parseWithModel } from './llm.js';
 import { type Created, createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from './managers.js';
+import { type Conversion, converts } from './language.js';
+import { finishMealieRecipe } from './mealie-ingredients.js';
 import { overallProgress, withPhase } from './phases.js';
 import type { SchemaRecipe } from './recipe.js';
 import { type Tool, Tools } from '../core/tools.js';
@@ -54,7 +57,8 @@ export interface UploadOutcome {
 export interface ParseOutcome {
   via: 'json-ld' | 'llm';
   mode?: string;
-  name: string;
+  /** The recipes' names, in the order of the post. */
+  names: string[];
 }
 
 /** What a phase wrote when it completed. */
@@ -200,7 +204,11 @@ async function step<T>(
 /** The push notification for an item that ended with `status`. */
 function notice(job: Job, item: RecipeItem, status: QueueStatus): PushPayload {
   const common = { tag: `recipe:${job.id}`, data: { kind: 'recipe', itemId: job.id, status, postUrl: item.url, url: item.results.recipeManagerUrl ?? `/api/queue/${job.id}` } };
-  if (status === 'success') return { title: 'Recipe imported', body: truncate(item.results.recipe?.name ?? item.url, 200), ...common };
+  if (status === 'success') {
+    const names = (item.results.recipes ?? []).map((e) => e.recipe.name);
+    const title = names.length > 1 ? `${names.length} recipes imported` : 'Recipe imported';
+    return { title, body: truncate(names.length ? names.join(', ') : (item.results.recipe?.name ?? item.url), 200), ...common };
+  }
   if (status === 'unhealthy') return { title: 'Recipe import interrupted', body: truncate(`${job.error ?? 'A service did not answer'} It can be retried.`, 240), ...common };
   return { title: 'Recipe not imported', body: truncate(job.error ?? 'The post could not be imported', 240), ...common };
 }
@@ -235,65 +243,114 @@ async function recipeExtract(deps: RecipeDeps, input: StepInput): Promise<{ via:
   );
 }
 
-/** Parsing: the page's own schema.org Recipe when it had one, else the language model (recipes/llm.ts). */
+/** The language and units the item's recipes are written in: its own, else RECIPE_LANGUAGE and RECIPE_UNITS. */
+function conversionFor(item: RecipeItem, r: Config['recipes']): Conversion {
+  const language = item.options?.language ?? r.language;
+  return { ...(language && { language }), units: item.options?.units ?? r.units };
+}
+
+/** The recipes of the post as the item's results: every one, and the first as `recipe` (as before several). */
+const parsed = (recipes: SchemaRecipe[]): RecipeResults => ({ recipe: recipes[0]!, recipes: recipes.map((recipe) => ({ recipe })) });
+
+/** Parsing: the page's own schema.org Recipes when it had them, else the language model (recipes/llm.ts). */
 async function recipeParse(deps: Store & Pick<RecipeDeps, 'config' | 'log'>, input: StepInput): Promise<ParseOutcome> {
   const r = deps.config.recipes;
   return step<ParseOutcome>(deps, input, 'parsing', async (item, ctx) => {
     const x = item.extraction;
     const text = item.results.extractedText;
     if (!x || !text) throw new PermanentError('Nothing to parse: extraction stored no text');
-    if (x.structured) return { value: { via: 'json-ld', name: x.structured.name }, results: { recipe: x.structured } };
+    // An extraction stored before pages could hold several recipes has one.
+    const structured = x.structured && (Array.isArray(x.structured) ? x.structured : [x.structured as SchemaRecipe]);
+    const conversion = conversionFor(item, r);
+    const change = converts(conversion);
+    // A page's own recipes are used as they are, unless they are to be translated or converted: then the model reads them too.
+    if (structured?.length && !change) return { value: { via: 'json-ld', names: structured.map((s) => s.name) }, results: parsed(structured) };
     if (!r.llmBaseUrl) throw new PermanentError('No language model is configured: set LLM_API_BASE_URL (and LLM_API_KEY, LLM_MODEL)');
-    const parsed = await parseWithModel(
+    const answer = await parseWithModel(
       { baseUrl: r.llmBaseUrl, apiKey: r.llmApiKey, model: r.llmModel, style: r.llmApiStyle },
-      { url: item.url, title: x.title, text, thumbnail: item.results.thumbnail },
+      { url: item.url, title: x.title, text, thumbnail: item.results.thumbnail, ...(change && { conversion }) },
       ctx,
     );
-    return { value: { via: 'llm', mode: parsed.mode, name: parsed.recipe.name }, results: { recipe: parsed.recipe } };
+    if (answer.skipped) deps.log.warn('the model answered recipes with no name or nothing to cook from; left out', { itemId: input.itemId, skipped: answer.skipped });
+    const results = { ...parsed(answer.recipes), ...(change && { conversion }) };
+    return { value: { via: 'llm', mode: answer.mode, names: answer.recipes.map((s) => s.name) }, results };
   });
 }
 
 /**
- * Uploading: the recipe to Mealie or Tandoor, then the post's picture (best effort, in what is left of the
- * attempt's time: a recipe is never failed for its picture). The created slug or id is remembered on the item as
- * soon as the manager answers, and an attempt that finds it there does not create another recipe; the item is
- * `success`, with `recipeManagerUrl`, in the same transaction as the phase's completion. A run that already
- * finished this way answers what it did (Temporal retrying an activity whose completion was lost).
+ * Uploading: each recipe of the post to Mealie or Tandoor, in order, then the pictures (best effort, in what is left
+ * of the attempt's time: a recipe is never failed for its picture). Each created slug or id is remembered on the
+ * item as soon as the manager answers, and an attempt that finds it there does not create that recipe again; the
+ * item is `success`, with `recipeManagerUrl` (the first's) and every link in `recipes`, in the same transaction as
+ * the phase's completion. A run that already finished this way answers what it did (Temporal retrying an activity
+ * whose completion was lost).
  */
 async function recipeUpload(deps: RecipeDeps, input: StepInput): Promise<UploadOutcome> {
   const before = await loadItem(deps.orm, input.itemId);
   if (before.job.status === RECIPE_STATUSES.done && before.job.runId === input.runId && before.item.results.recipeManagerUrl) {
     return { recipeManagerUrl: before.item.results.recipeManagerUrl, notice: notice(before.job, before.item, 'success') };
   }
-  // An earlier attempt of this run began uploading and did not finish: it may have created the recipe.
+  // An earlier attempt of this run began uploading and did not finish: it may have created the recipe it was at.
   const interrupted = before.item.phases.some((p) => p.name === 'uploading' && p.status === 'in_progress');
   const url = await step(deps, input, 'uploading', async (item, ctx) => {
-    const recipe = item.results.recipe;
-    if (!recipe) throw new PermanentError('Nothing to upload: parsing stored no recipe');
     const target = managerTarget(deps.config);
-    let id = item.manager === target.kind ? (item.managerRecipeId ?? undefined) : undefined;
-    let link = id ? item.results.recipeManagerUrl : undefined;
-    if (!id || !link) ({ id, url: link } = await createOnce(deps, input, { target, recipe, interrupted }, ctx));
-    if (item.results.thumbnail) await attachPicture(deps, target, id, item.results.thumbnail, { ...ctx, deadline: ctx.deadline - 250 }, input.itemId);
-    return { value: link, results: { recipeManagerUrl: link }, final: true };
+    const sameManager = item.manager === target.kind;
+    const entries = (item.results.recipes ?? (item.results.recipe ? [{ recipe: item.results.recipe }] : [])).map((e) =>
+      sameManager ? e : { recipe: e.recipe },
+    );
+    if (!entries.length) throw new PermanentError('Nothing to upload: parsing stored no recipe');
+    // A translated or converted recipe keeps the post's own text in its notes.
+    const original = item.results.conversion ? item.results.extractedText : undefined;
+    const firstMissing = entries.findIndex((e) => !e.managerRecipeId || !e.recipeManagerUrl);
+    for (let i = firstMissing; i >= 0 && i < entries.length; i++) {
+      const e = entries[i]!;
+      if (e.managerRecipeId && e.recipeManagerUrl) continue;
+      // A retried item may have recipes its earlier run created (before the manager refused the next one, say).
+      const lookFirst = (interrupted && i === firstMissing) || item.runs > 1;
+      const linked = new Set(entries.map((x) => x.managerRecipeId).filter((id): id is string => Boolean(id)));
+      const created = await createOnce(deps, input, { target, recipe: e.recipe, index: i, lookFirst, linked, original }, ctx);
+      entries[i] = { ...e, managerRecipeId: created.id, recipeManagerUrl: created.url };
+    }
+    if (target.kind === 'mealie') {
+      for (const e of entries) await finishInMealie(deps, target, e, original, ctx, input.itemId);
+    }
+    for (const e of entries) {
+      const picture = entries.length > 1 ? (e.recipe.image ?? item.results.thumbnail) : item.results.thumbnail;
+      if (picture) await attachPicture(deps, target, e.managerRecipeId!, picture, { ...ctx, deadline: ctx.deadline - 250 }, input.itemId);
+    }
+    const link = entries[0]!.recipeManagerUrl!;
+    return { value: link, results: { recipeManagerUrl: link, recipes: entries }, final: true };
   });
   const after = await loadItem(deps.orm, input.itemId);
   return { recipeManagerUrl: url, notice: notice(after.job, after.item, 'success') };
 }
 
+interface CreateInput {
+  target: ManagerTarget;
+  recipe: SchemaRecipe;
+  /** Its place in `results.recipes`. */
+  index: number;
+  /** Look the recipe up in the manager before creating it (an earlier attempt or run may have created it). */
+  lookFirst: boolean;
+  /** Recipes already linked to this item's other entries: never found again for this one. */
+  linked: ReadonlySet<string>;
+  /** The post's own text, for the recipe's notes (a translated or converted recipe). */
+  original: string | undefined;
+}
+
 /**
- * The recipe created in the manager (or, after an interrupted attempt, the one it created), remembered on the item
- * at once: if the rest of this attempt fails, the next one links this recipe, not a duplicate.
+ * The recipe created in the manager (or the one an earlier attempt created), remembered on the item's entry at once:
+ * if the rest of this attempt fails, the next one links this recipe, not a duplicate.
  */
 async function createOnce(
   { orm, jobs, log }: Store & Pick<RecipeDeps, 'log'>,
   input: StepInput,
-  { target, recipe, interrupted }: { target: ManagerTarget; recipe: SchemaRecipe; interrupted: boolean },
+  { target, recipe, index, lookFirst, linked, original }: CreateInput,
   ctx: CallContext,
 ): Promise<Created> {
-  const found = interrupted ? await findRecipe(target, recipe, ctx) : undefined;
-  const created = found ?? (await createRecipe(target, recipe, ctx));
-  log.info(found ? 'recipe found, created by an interrupted attempt' : 'recipe created', { itemId: input.itemId, manager: target.kind, id: created.id });
+  const found = lookFirst ? await findRecipe(target, recipe, ctx, linked) : undefined;
+  const created = found ?? (await createRecipe(target, recipe, ctx, { original }));
+  log.info(found ? 'recipe found, created by an earlier attempt' : 'recipe created', { itemId: input.itemId, manager: target.kind, id: created.id, index });
   await jobs.updateAsOwner(
     orm.em.fork(),
     { jobId: input.itemId, runId: input.runId },
@@ -302,14 +359,43 @@ async function createOnce(
       silent: true,
       within: async (tx) => {
         const row = await tx.findOneOrFail(RecipeItem, { jobId: input.itemId });
+        const stored = row.results.recipes ?? (row.results.recipe ? [{ recipe: row.results.recipe }] : []);
+        const kept = row.manager === target.kind ? stored : stored.map((e) => ({ recipe: e.recipe }));
+        const recipes = kept.map((e, i) => (i === index ? { ...e, managerRecipeId: created.id, recipeManagerUrl: created.url } : e));
         row.manager = target.kind;
-        row.managerRecipeId = created.id;
-        row.results = { ...row.results, recipeManagerUrl: created.url };
+        if (index === 0) row.managerRecipeId = created.id;
+        row.results = { ...row.results, recipes, ...(index === 0 && { recipeManagerUrl: created.url }) };
         await tx.flush();
       },
     },
   );
   return created;
+}
+
+/**
+ * A Mealie recipe finished (recipes/mealie-ingredients.ts): its ingredients as quantity, unit and food, and the
+ * post's own text as a note when the recipe was translated or converted. Done again on every attempt (the same
+ * result: foods and units are found by name). A recoverable failure fails the attempt, whose next one links the
+ * recipe created, not a new one; Mealie's parser or its patch failing for good (a Mealie without the parser, say)
+ * leaves the ingredients as notes, as Mealie's own import does, and is logged.
+ */
+async function finishInMealie(
+  { log }: Pick<RecipeDeps, 'log'>,
+  target: ManagerTarget,
+  e: RecipeEntry,
+  original: string | undefined,
+  ctx: CallContext,
+  itemId: string,
+): Promise<void> {
+  try {
+    const { notes, parserFailure } = await finishMealieRecipe(target, e.managerRecipeId!, { lines: e.recipe.recipeIngredient, original }, ctx);
+    if (parserFailure) log.warn('the recipe keeps its ingredients as notes', { itemId, id: e.managerRecipeId, error: parserFailure });
+    else if (notes) log.info('ingredients Mealie could not parse stay notes', { itemId, id: e.managerRecipeId, notes });
+  } catch (err) {
+    // The recipe exists and is linked: a Mealie that refuses the patch for good leaves it as its import made it.
+    if (!(err instanceof PermanentError)) throw err;
+    log.warn('the recipe was imported as Mealie made it, without parsed ingredients or the original text', { itemId, id: e.managerRecipeId, error: err.message });
+  }
 }
 
 /** The post's picture (a URL the post named) to the recipe created; failures are logged, never thrown. */

@@ -1,5 +1,7 @@
 import type { ConfigSection, SectionRows } from '../core/config.js';
-import { baseUrl, bool, int, oneOf, resolvedPath, text } from '../core/settings.js';
+import { ConfigError } from '../core/errors.js';
+import { baseUrl, bool, int, oneOf, parser, resolvedPath, text } from '../core/settings.js';
+import { canonicalLanguage, UNIT_SYSTEMS, type UnitSystem } from './language.js';
 
 export const RECIPE_MANAGERS = ['mealie', 'tandoor'] as const;
 export type RecipeManagerKind = (typeof RECIPE_MANAGERS)[number];
@@ -39,7 +41,18 @@ export interface RecipesConfig {
   mealieGroup: string;
   /** A Netscape cookies file for yt-dlp (Instagram often needs a logged-in session). */
   cookiesFile: string | undefined;
+  /** The language recipes are written in (a BCP 47 tag); unset: the post's own. An item may ask for another. */
+  language: string | undefined;
+  /** The unit system quantities are converted to; `keep`: as the post has them. An item may ask for another. */
+  units: UnitSystem;
 }
+
+/** A BCP 47 tag of a language Node knows; anything else stops startup, naming the variable. */
+const language = parser('a BCP 47 language tag, e.g. `en`, `de`, `pt-BR`', (raw, name) => {
+  const tag = canonicalLanguage(raw);
+  if (!tag) throw new ConfigError(`${name} must be a BCP 47 language tag of a known language, e.g. en, de, pt-BR (got "${raw}")`);
+  return tag;
+});
 
 declare module '../core/config.js' {
   interface ServiceConfigs {
@@ -102,6 +115,14 @@ const ROWS: SectionRows<RecipesConfig> = {
   cookiesFile: {
     variable: 'RECIPE_COOKIES_FILE', section: 'recipes', parse: resolvedPath(),
     meaning: 'a Netscape cookies file handed to yt-dlp (Instagram often wants a logged-in session)',
+  },
+  language: {
+    variable: 'RECIPE_LANGUAGE', section: 'recipes', parse: language,
+    meaning: 'the language recipes are written in: the model translates them (the original text is kept in the recipe\'s notes); unset: the post\'s own language. `POST /api/queue` may ask for another per item',
+  },
+  units: {
+    variable: 'RECIPE_UNITS', section: 'recipes', parse: oneOf(UNIT_SYSTEMS, { anyCase: true }), default: 'keep',
+    meaning: 'the unit system the model converts quantities to: `metric`, `us` (US customary) or `keep` (as the post has them). `POST /api/queue` may ask for another per item',
   },
 };
 

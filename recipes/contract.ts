@@ -1,3 +1,4 @@
+import type { Conversion, UnitSystem } from './language.js';
 import type { SchemaRecipe } from './recipe.js';
 
 /**
@@ -41,10 +42,31 @@ export interface PhaseEntry {
   attempts?: number;
 }
 
-/** An item's results (docs/recipes.md); filled as phases complete (all four once the item is `success`). */
+/** One recipe of the post (a post may hold several) and, once uploaded, where the recipe manager has it. */
+export interface RecipeEntry {
+  recipe: SchemaRecipe;
+  /** Its page in the recipe manager. */
+  recipeManagerUrl?: string;
+  /** Mealie's slug or Tandoor's id of the recipe created: a retried upload links it instead of creating another. */
+  managerRecipeId?: string;
+}
+
+/** What an item asked for beyond its URL (POST /api/queue); unset ones come from RECIPE_LANGUAGE and RECIPE_UNITS. */
+export interface RecipeOptions {
+  language?: string;
+  units?: UnitSystem;
+}
+
+/**
+ * An item's results (docs/recipes.md); filled as phases complete. `recipes` has every recipe of the post;
+ * `recipe` and `recipeManagerUrl` are the first's (as before several recipes per post).
+ */
 export interface RecipeResults {
   recipe?: SchemaRecipe;
+  recipes?: RecipeEntry[];
   recipeManagerUrl?: string;
+  /** The language and units the model was asked to write the recipes in, when it was asked to change them. */
+  conversion?: Conversion;
   extractedText?: string;
   thumbnail?: string;
 }

@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity } from '@mikro-orm/core';
-import type { PhaseEntry, RecipeResults } from './contract.js';
+import type { PhaseEntry, RecipeOptions, RecipeResults } from './contract.js';
 import type { ExtractionRecord } from './extract.js';
 import { Job } from '../db/entities/job.js';
 
@@ -27,6 +27,8 @@ export const RecipeItem = defineEntity({
     /** The recipe manager (`mealie`, `tandoor`) and its id of the recipe created (slug or id): a retried upload reuses it. */
     manager: p.string().nullable(),
     managerRecipeId: p.string().nullable(),
+    /** What the item asked for beyond its URL (language, units); unset ones come from the configuration. */
+    options: p.json<RecipeOptions>().nullable(),
     /** How many times the item was run (1 + retries). */
     runs: p.integer().default(1),
   }),

@@ -4,9 +4,9 @@ import type { Logger } from '../core/log.js';
 import { redact } from '../core/redact.js';
 import type { OutboundGuard } from '../outbound/guard.js';
 import type { Tool } from '../core/tools.js';
-import { findRecipeNode, readPage } from './html.js';
+import { findRecipeNodes, readPage } from './html.js';
 import { type CallContext, readText, request, statusFailure } from '../outbound/http.js';
-import { fromJsonLd, recipeText, type SchemaRecipe } from './recipe.js';
+import { fromJsonLd, MAX_RECIPES, recipeText, type SchemaRecipe } from './recipe.js';
 
 /**
  * The extraction phase: the post's text (its caption), title and picture.
@@ -16,8 +16,8 @@ import { fromJsonLd, recipeText, type SchemaRecipe } from './recipe.js';
  *    (`--use-extractors default,-generic`): on an ordinary page it would read the same meta tags as step 2 and miss
  *    a structured recipe, and it follows embedded players, so a blog's YouTube embed would replace the post's text
  *    with the video's description.
- * 2. Otherwise the page itself: a schema.org Recipe in its JSON-LD (also inside `@graph`) is the recipe as the
- *    author structured it, and parsing then needs no language model; else the Open Graph / Twitter / meta
+ * 2. Otherwise the page itself: the schema.org Recipes in its JSON-LD (also inside `@graph`; a page may hold several)
+ *    are the recipes as the author structured them, and parsing then needs no language model; else the Open Graph / Twitter / meta
  *    description (social sites put the caption there); else the page's visible text.
  *
  * Nothing readable is a permanent failure ("no text in the post"), and so are pages that answer 4xx or are not
@@ -33,8 +33,8 @@ export interface Extracted {
   thumbnail?: string;
   /** yt-dlp's extractor, when it was yt-dlp. */
   extractor?: string;
-  /** A schema.org Recipe found on the page. */
-  structured?: SchemaRecipe;
+  /** The schema.org Recipes found on the page (one or more, in page order; at most MAX_RECIPES). */
+  structured?: SchemaRecipe[];
 }
 
 /** What extraction keeps for parsing beyond the text (the item's `extraction` column). */
@@ -103,9 +103,14 @@ async function fromPage(url: string, o: ExtractOptions): Promise<Extracted> {
   const thumbnail = absolute(m('og:image') ?? m('og:image:url') ?? m('og:image:secure_url') ?? m('twitter:image'), res.url || url);
   const base = { ...(title && { title }), ...(thumbnail && { thumbnail }) };
 
-  const node = findRecipeNode(page.jsonLd);
-  const structured = node && fromJsonLd(node, { url, thumbnail });
-  if (structured) return { via: 'json-ld', text: recipeText(structured).slice(0, MAX_TEXT), structured, ...base, ...(!thumbnail && structured.image && { thumbnail: structured.image }) };
+  const structured = findRecipeNodes(page.jsonLd)
+    .map((node) => fromJsonLd(node, { url, thumbnail }))
+    .filter((r): r is SchemaRecipe => Boolean(r))
+    .slice(0, MAX_RECIPES);
+  if (structured.length) {
+    const text = structured.map(recipeText).join('\n\n---\n\n').slice(0, MAX_TEXT);
+    return { via: 'json-ld', text, structured, ...base, ...(!thumbnail && structured[0]!.image && { thumbnail: structured[0]!.image }) };
+  }
 
   const caption = m('og:description') ?? m('twitter:description') ?? m('description');
   if (caption?.trim()) return { via: 'meta', text: caption.trim().slice(0, MAX_TEXT), ...base };

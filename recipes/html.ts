@@ -103,30 +103,33 @@ function parseJsonLd(raw: string): unknown {
 const isRecipeType = (t: unknown): boolean =>
   (typeof t === 'string' && /^(?:https?:\/\/schema\.org\/|schema:)?Recipe$/i.test(t)) || (Array.isArray(t) && t.some(isRecipeType));
 
-/** The first schema.org Recipe in JSON-LD blocks: top level, in arrays, in `@graph`, or as `mainEntity`. */
-export function findRecipeNode(blocks: readonly unknown[]): Record<string, unknown> | undefined {
+/**
+ * The schema.org Recipes in JSON-LD blocks, in page order: top level, in arrays, in `@graph`, as `mainEntity` or in
+ * an `ItemList` (a page with several recipes). A Recipe's own inner nodes are not searched. The same node reached
+ * twice counts once.
+ */
+export function findRecipeNodes(blocks: readonly unknown[]): Record<string, unknown>[] {
   const seen = new Set<unknown>();
-  const visit = (node: unknown, depth: number): Record<string, unknown> | undefined => {
-    if (!node || typeof node !== 'object' || seen.has(node) || depth > 8) return undefined;
+  const found: Record<string, unknown>[] = [];
+  const visit = (node: unknown, depth: number): void => {
+    if (!node || typeof node !== 'object' || seen.has(node) || depth > 8) return;
     seen.add(node);
     if (Array.isArray(node)) {
-      for (const n of node) {
-        const found = visit(n, depth + 1);
-        if (found) return found;
-      }
-      return undefined;
+      for (const n of node) visit(n, depth + 1);
+      return;
     }
     const obj = node as Record<string, unknown>;
-    if (isRecipeType(obj['@type'])) return obj;
-    for (const key of ['@graph', 'mainEntity', 'mainEntityOfPage', 'itemListElement', 'item']) {
-      const found = visit(obj[key], depth + 1);
-      if (found) return found;
+    if (isRecipeType(obj['@type'])) {
+      found.push(obj);
+      return;
     }
-    return undefined;
+    for (const key of ['@graph', 'mainEntity', 'mainEntityOfPage', 'itemListElement', 'item']) visit(obj[key], depth + 1);
   };
-  for (const b of blocks) {
-    const found = visit(b, 0);
-    if (found) return found;
-  }
-  return undefined;
+  for (const b of blocks) visit(b, 0);
+  return found;
+}
+
+/** The first schema.org Recipe in JSON-LD blocks (findRecipeNodes). */
+export function findRecipeNode(blocks: readonly unknown[]): Record<string, unknown> | undefined {
+  return findRecipeNodes(blocks)[0];
 }

@@ -20,6 +20,7 @@ export function itemView(job: Job, item: RecipeItem) {
     status: job.status as QueueStatus,
     phases: item.phases,
     ...(r && { results: r }),
+    ...(item.options && { options: item.options }),
     ...(job.error && { error: job.error }),
     runs: item.runs,
     createdAt: job.createdAt.toISOString(),

@@ -1,7 +1,8 @@
 import type { LlmApiStyle } from './configuration.js';
 import { PermanentError } from '../core/errors.js';
+import { type Conversion, conversionInstruction, converts } from './language.js';
 import { type CallContext, excerpt, readText, RecoverableError, request, statusFailure } from '../outbound/http.js';
-import { checkModelAnswer, fromModel, isUsable, MODEL_ANSWER_SCHEMA, normalizeModelAnswer, type Origin, type SchemaRecipe } from './recipe.js';
+import { checkModelAnswer, fromModel, isUsable, MAX_RECIPES, MODEL_ANSWER_SCHEMA, normalizeModelAnswer, type Origin, type SchemaRecipe } from './recipe.js';
 
 /**
  * The parsing phase's language model, in the API style LLM_API_STYLE names:
@@ -37,6 +38,8 @@ export interface PostText {
   title?: string | undefined;
   text: string;
   thumbnail?: string | undefined;
+  /** The language and units to write the recipes in (recipes/language.ts); unset: as the post has them. */
+  conversion?: Conversion | undefined;
 }
 
 /** The longest post text sent to the model (a caption is far shorter). */
@@ -52,13 +55,20 @@ export type ParseMode = (typeof MODES)[LlmApiStyle][number];
 /** Servers and models (`<style> <base URL> <model>`) whose first modes were refused in this process: the mode to start with. */
 const firstMode = new Map<string, number>();
 
-const SYSTEM = [
-  'You turn social media posts into structured cooking recipes.',
-  'Read the post text and answer with JSON only.',
-  'If the text holds no recipe (no ingredients and no cooking steps), set isRecipe to false, recipe to null, and say why in notRecipeReason.',
-  'Otherwise set isRecipe to true and fill recipe: keep ingredients and steps as written (one per entry, quantities and units included), translate nothing, and invent nothing that is not in the text.',
-  'Use null for what the text does not say; durations are ISO 8601 (PT15M).',
-].join(' ');
+/** The instructions: as the post has it, or translated and converted (recipes/language.ts). */
+function systemPrompt(conversion: Conversion | undefined): string {
+  const change = conversion && converts(conversion);
+  return [
+    'You turn social media posts into structured cooking recipes.',
+    'Read the post text and answer with JSON only.',
+    'If the text holds no recipe (no ingredients and no cooking steps), set isRecipe to false, recipes to an empty list, and say why in notRecipeReason.',
+    'Otherwise set isRecipe to true and fill recipes with every recipe in the text, one entry each (a post may hold several): one ingredient or step per entry, quantities and units included.',
+    change
+      ? conversionInstruction(conversion)
+      : 'Keep ingredients and steps as written and translate nothing.',
+    'Invent nothing that is not in the text. Use null for what the text does not say; durations are ISO 8601 (PT15M).',
+  ].join(' ');
+}
 
 function userMessage(p: PostText): string {
   return [`Post URL: ${p.url}`, p.title ? `Post title: ${p.title}` : undefined, 'Post text:', p.text.slice(0, MAX_PROMPT_TEXT)]
@@ -66,18 +76,21 @@ function userMessage(p: PostText): string {
     .join('\n');
 }
 
-export interface ParsedRecipe {
-  recipe: SchemaRecipe;
+export interface ParsedRecipes {
+  /** One or more, in the order of the post. */
+  recipes: SchemaRecipe[];
+  /** Entries of the answer left out as unusable. */
+  skipped: number;
   mode: ParseMode;
 }
 
-export async function parseWithModel(ep: LlmEndpoint, post: PostText, ctx: CallContext): Promise<ParsedRecipe> {
+export async function parseWithModel(ep: LlmEndpoint, post: PostText, ctx: CallContext): Promise<ParsedRecipes> {
   const modes = MODES[ep.style ?? 'openai'];
   const key = `${ep.style ?? 'openai'} ${ep.baseUrl} ${ep.model}`;
   for (let i = firstMode.get(key) ?? 0; i < modes.length; i++) {
     const mode = modes[i]!;
     const answer = await complete(ep, post, mode, ctx);
-    if (answer.kind === 'answer') return { recipe: recipeFromAnswer(answer.content, post), mode };
+    if (answer.kind === 'answer') return { ...recipesFromAnswer(answer.content, post), mode };
     firstMode.set(key, i + 1);
   }
   throw new PermanentError(`The language model rejected every response format (${modes.join(', ')})`);
@@ -98,7 +111,8 @@ const REFUSES_FORMAT = {
 async function complete(ep: LlmEndpoint, post: PostText, mode: ParseMode, ctx: CallContext): Promise<Completion> {
   const what = 'The language model';
   const constrained = mode === 'json_schema' || mode === 'ollama_schema';
-  const system = constrained ? SYSTEM : `${SYSTEM}\nThe JSON must match this JSON Schema exactly:\n${JSON.stringify(MODEL_ANSWER_SCHEMA)}`;
+  const base = systemPrompt(post.conversion);
+  const system = constrained ? base : `${base}\nThe JSON must match this JSON Schema exactly:\n${JSON.stringify(MODEL_ANSWER_SCHEMA)}`;
   const messages = [
     { role: 'system', content: system },
     { role: 'user', content: userMessage(post) },
@@ -189,18 +203,23 @@ export function answerJson(content: string): unknown {
   throw new RecoverableError(`The language model answered with malformed JSON: ${excerpt(answer, 200)}`);
 }
 
-/** The model's answer as a recipe, or why it is not one: found, normalised, validated, and usable. */
-export function recipeFromAnswer(content: string, post: Pick<PostText, 'url' | 'thumbnail'>): SchemaRecipe {
+/**
+ * The model's answer as recipes, or why it is none: found, normalised, validated, and usable. A post may hold
+ * several; an entry with no name or nothing to cook from is left out (and counted in `skipped`) when another is
+ * usable. An empty list, or no usable entry, is no recipe (permanent). At most MAX_RECIPES are kept.
+ */
+export function recipesFromAnswer(content: string, post: Pick<PostText, 'url' | 'thumbnail'>): { recipes: SchemaRecipe[]; skipped: number } {
   const what = 'The language model';
   const checked = checkModelAnswer(normalizeModelAnswer(answerJson(content)));
   // The normalised answer always fits the schema; this is the check that it does.
   if (!checked.ok) throw new RecoverableError(`${what}'s answer does not match the recipe schema: ${checked.problem}`);
   const { answer } = checked;
   const origin: Origin = { url: post.url, thumbnail: post.thumbnail };
-  if (!answer.isRecipe || !answer.recipe) {
+  if (!answer.isRecipe || !answer.recipes.length) {
     throw new PermanentError(`No recipe in the post: ${answer.notRecipeReason?.trim() || 'the language model found none'}`);
   }
-  const recipe = fromModel(answer.recipe, origin);
-  if (!isUsable(recipe)) throw new PermanentError('No recipe in the post: the language model found no name, ingredients or steps');
-  return recipe;
+  const all = answer.recipes.map((r) => fromModel(r, origin));
+  const recipes = all.filter(isUsable).slice(0, MAX_RECIPES);
+  if (!recipes.length) throw new PermanentError('No recipe in the post: the language model found no name, ingredients or steps');
+  return { recipes, skipped: all.length - all.filter(isUsable).length };
 }

@@ -1,22 +1,14 @@
 import { PermanentError } from '../core/errors.js';
-import type { RecipeManagerKind } from './configuration.js';
 import { type CallContext, excerpt, readText, request, statusFailure } from '../outbound/http.js';
-import { parseIngredient } from './ingredients.js';
+import { hintFor, managerHeaders as headers, managerName, type ManagerTarget } from './manager-http.js';
 import { durationMinutes, type SchemaRecipe } from './recipe.js';
+import { resolveTandoorIngredients, type TandoorIngredient, tandoorIngredient } from './tandoor-ingredients.js';
 
 /**
- * The uploading phase's recipe managers (docs/recipes.md): Mealie by default, Tandoor by configuration.
- * Both take `Authorization: Bearer <RECIPE_MANAGER_TOKEN>`. 401/403 (a wrong token), 400/422 (Mealie's
- * BAD_RECIPE_DATA) and other 4xx are permanent; 408, 429 and 5xx recoverable.
+ * The uploading phase's recipe managers (docs/recipes.md): Mealie by default, Tandoor by configuration, spoken to
+ * as recipes/manager-http.ts says.
  */
-export interface ManagerTarget {
-  kind: RecipeManagerKind;
-  baseUrl: string;
-  /** Where users open recipes. */
-  publicUrl: string;
-  token: string | undefined;
-  mealieGroup: string;
-}
+export { managerName, type ManagerTarget };
 
 export interface Created {
   /** Mealie's slug or Tandoor's id. */
@@ -25,21 +17,12 @@ export interface Created {
   url: string;
 }
 
-const NAMES: Record<RecipeManagerKind, string> = { mealie: 'Mealie', tandoor: 'Tandoor' };
-
-function headers(t: ManagerTarget, json = true): Record<string, string> {
-  return { accept: 'application/json', ...(json && { 'content-type': 'application/json' }), ...(t.token && { authorization: `Bearer ${t.token}` }) };
-}
-
-function hintFor(status: number, body: string): string {
-  if (status === 401 || status === 403) return ' (check RECIPE_MANAGER_TOKEN)';
-  if (status === 404) return ' (check RECIPE_MANAGER_BASE_URL)';
-  if (/BAD_RECIPE_DATA/.test(body)) return ' (the recipe manager rejected the recipe as incomplete or malformed)';
-  return '';
-}
-
-export async function createRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created> {
-  return t.kind === 'tandoor' ? createInTandoor(t, recipe, ctx) : createInMealie(t, recipe, ctx);
+/**
+ * Creates the recipe. `original`: the post's own text, kept beside a translated or converted recipe (Tandoor: a last
+ * step named "Original text"; Mealie gets it as a note afterwards, recipes/mealie-ingredients.ts).
+ */
+export async function createRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext, o: { original?: string | undefined } = {}): Promise<Created> {
+  return t.kind === 'tandoor' ? createInTandoor(t, recipe, ctx, o.original) : createInMealie(t, recipe, ctx);
 }
 
 /**
@@ -47,11 +30,12 @@ export async function createRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: 
  * the manager created the recipe but before its answer was stored must link that recipe, not create a second one.
  * Neither manager takes an idempotency key, so the lookup searches by the recipe's name and compares each
  * candidate's source URL (Mealie's `orgURL`, Tandoor's `source_url`) with the post's. Undefined: none (or the
- * manager cannot say, in which case creating is the only way on).
+ * manager cannot say, in which case creating is the only way on). Recipes in `linked` (this item's other recipes,
+ * which may share the name) are passed over.
  */
-export async function findRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created | undefined> {
+export async function findRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext, linked: ReadonlySet<string> = new Set()): Promise<Created | undefined> {
   if (!recipe.url) return undefined;
-  const what = `${NAMES[t.kind]} (looking for a recipe created before)`;
+  const what = `${managerName(t.kind)} (looking for a recipe created before)`;
   const get = async (url: string): Promise<unknown> => {
     const res = await request(what, url, { headers: headers(t, false) }, ctx);
     const text = await readText(what, res, ctx, 4 * 1024 * 1024);
@@ -63,7 +47,7 @@ export async function findRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: Ca
   if (t.kind === 'mealie') {
     const page = (await get(`${t.baseUrl}/api/recipes?search=${name}&perPage=50`)) as { items?: { slug?: unknown; name?: unknown }[] };
     for (const c of page.items ?? []) {
-      if (typeof c.slug !== 'string' || !sameName(c.name)) continue;
+      if (typeof c.slug !== 'string' || !sameName(c.name) || linked.has(c.slug)) continue;
       const full = (await get(`${t.baseUrl}/api/recipes/${encodeURIComponent(c.slug)}`)) as { orgURL?: unknown };
       if (full.orgURL === recipe.url) return { id: c.slug, url: `${t.publicUrl}/g/${encodeURIComponent(t.mealieGroup)}/r/${encodeURIComponent(c.slug)}` };
     }
@@ -71,7 +55,7 @@ export async function findRecipe(t: ManagerTarget, recipe: SchemaRecipe, ctx: Ca
   }
   const page = (await get(`${t.baseUrl}/api/recipe/?query=${name}&page_size=50`)) as { results?: { id?: unknown; name?: unknown }[] };
   for (const c of page.results ?? []) {
-    if ((typeof c.id !== 'number' && typeof c.id !== 'string') || !sameName(c.name)) continue;
+    if ((typeof c.id !== 'number' && typeof c.id !== 'string') || !sameName(c.name) || linked.has(String(c.id))) continue;
     const full = (await get(`${t.baseUrl}/api/recipe/${encodeURIComponent(String(c.id))}/`)) as { source_url?: unknown };
     if (full.source_url === recipe.url) return { id: String(c.id), url: `${t.publicUrl}/view/recipe/${encodeURIComponent(String(c.id))}` };
   }
@@ -101,21 +85,18 @@ async function createInMealie(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallC
   return { id: s, url: `${t.publicUrl}/g/${encodeURIComponent(t.mealieGroup)}/r/${encodeURIComponent(s)}` };
 }
 
-/** Tandoor's recipe body: one step per instruction, the ingredients (amount, unit, food, note) on the first. */
-export function tandoorRecipe(recipe: SchemaRecipe) {
-  const ingredients = recipe.recipeIngredient.map((line) => {
-    const i = parseIngredient(line);
-    return {
-      food: { name: i.food.slice(0, 128) },
-      unit: i.unit ? { name: i.unit } : null,
-      amount: i.amount ?? 0,
-      no_amount: i.amount == null,
-      note: i.note.slice(0, 256),
-      original_text: i.original,
-    };
-  });
+/**
+ * Tandoor's recipe body: one step per instruction, the ingredients (amount, unit, food, note; recipes/tandoor-ingredients.ts)
+ * on the first. Without `ingredients` resolved in Tandoor, foods and units go by name.
+ */
+export function tandoorRecipe(recipe: SchemaRecipe, resolved?: TandoorIngredient[], original?: string) {
+  const ingredients = resolved ?? recipe.recipeIngredient.map((line) => tandoorIngredient(line));
   const instructions = recipe.recipeInstructions.map((s) => s.text);
-  const steps = (instructions.length ? instructions : ['']).map((instruction, n) => ({ instruction, ingredients: n === 0 ? ingredients : [] }));
+  const steps: { name?: string; instruction: string; ingredients: TandoorIngredient[] }[] = (instructions.length ? instructions : ['']).map((instruction, n) => ({
+    instruction,
+    ingredients: n === 0 ? ingredients : [],
+  }));
+  if (original) steps.push({ name: 'Original text', instruction: original.slice(0, 10_000), ingredients: [] });
   const servings = Number(/\d+/.exec(recipe.recipeYield ?? '')?.[0] ?? 1) || 1;
   const keywords = (recipe.keywords ?? '')
     .split(',')
@@ -137,9 +118,10 @@ export function tandoorRecipe(recipe: SchemaRecipe) {
 }
 
 /** `POST /api/recipe/` with Tandoor's fields: 201 and the recipe with its `id`. */
-async function createInTandoor(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext): Promise<Created> {
+async function createInTandoor(t: ManagerTarget, recipe: SchemaRecipe, ctx: CallContext, original?: string): Promise<Created> {
   const what = 'Tandoor';
-  const res = await request(what, `${t.baseUrl}/api/recipe/`, { method: 'POST', headers: headers(t), body: JSON.stringify(tandoorRecipe(recipe)) }, ctx);
+  const ingredients = await resolveTandoorIngredients(t, recipe.recipeIngredient, ctx);
+  const res = await request(what, `${t.baseUrl}/api/recipe/`, { method: 'POST', headers: headers(t), body: JSON.stringify(tandoorRecipe(recipe, ingredients, original)) }, ctx);
   const text = await readText(what, res, ctx, 1024 * 1024);
   if (!res.ok) throw statusFailure(what, res, text, hintFor(res.status, text));
   let id: unknown;
@@ -162,7 +144,7 @@ export interface Picture {
 
 /** Sets the recipe's picture: Mealie `PUT /api/recipes/{slug}/image`, Tandoor `PUT /api/recipe/{id}/image/` (multipart). */
 export async function putImage(t: ManagerTarget, id: string, picture: Picture, ctx: CallContext): Promise<void> {
-  const what = `${NAMES[t.kind]} (recipe picture)`;
+  const what = `${managerName(t.kind)} (recipe picture)`;
   const form = new FormData();
   form.set('image', new Blob([new Uint8Array(picture.bytes)], { type: picture.contentType }), `image.${picture.extension}`);
   if (t.kind === 'mealie') form.set('extension', picture.extension);
@@ -172,4 +154,3 @@ export async function putImage(t: ManagerTarget, id: string, picture: Picture, c
   if (!res.ok) throw statusFailure(what, res, text, hintFor(res.status, text));
 }
 
-export const managerName = (kind: RecipeManagerKind) => NAMES[kind];

@@ -31,43 +31,44 @@ export interface SchemaRecipe {
 const nullableString = { type: ['string', 'null'] };
 const strings = { type: 'array', items: { type: 'string' } };
 
+/** The most recipes one post becomes: a post listing more is a collection, and the rest are left out. */
+export const MAX_RECIPES = 10;
+
+const RECIPE_OBJECT = {
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'name', 'description', 'recipeYield', 'prepTime', 'cookTime', 'totalTime', 'recipeIngredient',
+    'recipeInstructions', 'recipeCategory', 'recipeCuisine', 'keywords',
+  ],
+  properties: {
+    name: { type: 'string', description: 'The dish.' },
+    description: { ...nullableString, description: 'One or two sentences about the dish.' },
+    recipeYield: { ...nullableString, description: 'Servings or amount, e.g. "4 servings".' },
+    prepTime: { ...nullableString, description: 'ISO 8601 duration, e.g. PT15M.' },
+    cookTime: { ...nullableString, description: 'ISO 8601 duration.' },
+    totalTime: { ...nullableString, description: 'ISO 8601 duration.' },
+    recipeIngredient: { ...strings, description: 'One ingredient per entry, with its quantity and unit.' },
+    recipeInstructions: { ...strings, description: 'One step per entry, in order.' },
+    recipeCategory: { ...strings, description: 'e.g. "Dinner", "Dessert".' },
+    recipeCuisine: { ...nullableString, description: 'e.g. "Italian".' },
+    keywords: { ...strings, description: 'A few tags.' },
+  },
+} as const;
+
 /**
  * What the model must answer (OpenAI structured outputs, strict: every property required, nullable where optional,
- * no other properties). `isRecipe` false (with the reason) when the post holds no recipe.
+ * no other properties). `isRecipe` false (with the reason) when the post holds no recipe; `recipes` has one entry
+ * per recipe in the post (a post may hold several).
  */
 export const MODEL_ANSWER_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['isRecipe', 'notRecipeReason', 'recipe'],
+  required: ['isRecipe', 'notRecipeReason', 'recipes'],
   properties: {
     isRecipe: { type: 'boolean', description: 'Whether the text contains a cooking recipe (ingredients and/or steps).' },
     notRecipeReason: { ...nullableString, description: 'When isRecipe is false: why, in one sentence.' },
-    recipe: {
-      anyOf: [
-        { type: 'null' },
-        {
-          type: 'object',
-          additionalProperties: false,
-          required: [
-            'name', 'description', 'recipeYield', 'prepTime', 'cookTime', 'totalTime', 'recipeIngredient',
-            'recipeInstructions', 'recipeCategory', 'recipeCuisine', 'keywords',
-          ],
-          properties: {
-            name: { type: 'string', description: 'The dish.' },
-            description: { ...nullableString, description: 'One or two sentences about the dish.' },
-            recipeYield: { ...nullableString, description: 'Servings or amount, e.g. "4 servings".' },
-            prepTime: { ...nullableString, description: 'ISO 8601 duration, e.g. PT15M.' },
-            cookTime: { ...nullableString, description: 'ISO 8601 duration.' },
-            totalTime: { ...nullableString, description: 'ISO 8601 duration.' },
-            recipeIngredient: { ...strings, description: 'One ingredient per entry, with its quantity and unit, as written.' },
-            recipeInstructions: { ...strings, description: 'One step per entry, in order.' },
-            recipeCategory: { ...strings, description: 'e.g. "Dinner", "Dessert".' },
-            recipeCuisine: { ...nullableString, description: 'e.g. "Italian".' },
-            keywords: { ...strings, description: 'A few tags.' },
-          },
-        },
-      ],
-    },
+    recipes: { type: 'array', items: RECIPE_OBJECT, description: 'Every recipe in the text, one entry each, in the order of the text; empty when isRecipe is false.' },
   },
 } as const;
 
@@ -87,7 +88,7 @@ export interface ModelRecipe {
 export interface ModelAnswer {
   isRecipe: boolean;
   notRecipeReason: string | null;
-  recipe: ModelRecipe | null;
+  recipes: ModelRecipe[];
 }
 
 let validator: ValidateFunction<ModelAnswer> | undefined;
@@ -324,20 +325,31 @@ function modelRecipe(node: Record<string, unknown>): ModelRecipe {
 
 /**
  * A language model's answer, in any shape models actually send, as the strict answer (MODEL_ANSWER_SCHEMA): the
- * `{isRecipe, notRecipeReason, recipe}` wrapper or a bare recipe (schema.org keys or plain ones such as `title`,
- * `ingredients`, `steps`), in a list or not, `isRecipe` missing or a string, numbers and durations as text or
- * numbers, ingredient objects, HowToStep objects; other keys are ignored. A missing `isRecipe` means a recipe when
- * there is one. Validate the result with `checkModelAnswer`, then take a usable recipe with `fromModel`.
+ * `{isRecipe, notRecipeReason, recipes}` wrapper (or `recipe` with one), or a bare recipe (schema.org keys or plain
+ * ones such as `title`, `ingredients`, `steps`), in a list or not (a list of recipes is several), `isRecipe` missing
+ * or a string, numbers and durations as text or numbers, ingredient objects, HowToStep objects; other keys are
+ * ignored. Entries of a list that are no recipe object at all (a string, a number) are dropped here. A missing
+ * `isRecipe` means a recipe when there is one. Validate the result with `checkModelAnswer`, then take the usable
+ * recipes with `fromModel` and `isUsable`.
  */
 export function normalizeModelAnswer(value: unknown): ModelAnswer {
-  const top = asObject(Array.isArray(value) ? value.find((v) => asObject(v)) : value);
-  if (!top) return { isRecipe: false, notRecipeReason: 'the answer holds no recipe', recipe: null };
+  const none = (reason: string | null): ModelAnswer => ({ isRecipe: false, notRecipeReason: reason, recipes: [] });
   const looksLikeRecipe = (n: Record<string, unknown>) => RECIPE_KEYS.some((k) => k in n) || /recipe/i.test(String(n['@type'] ?? ''));
-  const node = asObject(Array.isArray(top.recipes) ? top.recipes[0] : top.recipe) ?? (looksLikeRecipe(top) ? top : undefined);
+  const objects = (vs: unknown[]) => vs.map(asObject).filter((o): o is Record<string, unknown> => Boolean(o));
+  // A list of bare recipes is several recipes; a list holding the wrapper is the wrapper.
+  if (Array.isArray(value)) {
+    const listed = objects(value);
+    if (listed.length > 1 && listed.every(looksLikeRecipe)) return { isRecipe: true, notRecipeReason: null, recipes: listed.map(modelRecipe) };
+  }
+  const top = asObject(Array.isArray(value) ? value.find((v) => asObject(v)) : value);
+  if (!top) return none('the answer holds no recipe');
+  const nodes = Array.isArray(top.recipes)
+    ? objects(top.recipes)
+    : [asObject(top.recipes) ?? asObject(top.recipe) ?? (looksLikeRecipe(top) ? top : undefined)].filter((o): o is Record<string, unknown> => Boolean(o));
   const said = truthy(first(top.isRecipe, top.is_recipe));
   const reason = firstText(top.notRecipeReason, top.not_recipe_reason, top.reason, top.explanation, top.message) ?? null;
-  if (said === false || !node) return { isRecipe: false, notRecipeReason: reason, recipe: null };
-  return { isRecipe: true, notRecipeReason: null, recipe: modelRecipe(node) };
+  if (said === false || !nodes.length) return none(reason);
+  return { isRecipe: true, notRecipeReason: null, recipes: nodes.map(modelRecipe) };
 }
 
 /** A page's schema.org Recipe node, normalised; undefined when it has no name or nothing to cook from. */
@@ -362,7 +374,7 @@ export function fromJsonLd(node: Record<string, unknown>, origin: Origin): Schem
   return isUsable(recipe) ? recipe : undefined;
 }
 
-/** A recipe as plain text (what extraction shows as the post's text when the page carried a structured recipe). */
+/** A recipe as plain text (what extraction shows as the post's text when the page carried structured recipes). */
 export function recipeText(r: SchemaRecipe): string {
   return [
     r.name,

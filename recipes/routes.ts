@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { ValidationError } from '../core/errors.js';
 import { lastSeq, type StoredEvent } from '../jobs/events.js';
-import { FINISHED_STATUSES, type QueueStatus } from './contract.js';
+import { FINISHED_STATUSES, type QueueStatus, type RecipeOptions } from './contract.js';
 import { QUEUE_UPDATE } from './kind.js';
 import { RecipeQueue } from './service.js';
 import { apiSchemas } from '../schemas/index.js';
@@ -69,7 +69,8 @@ export const recipeRoutes: RouteFactory = (deps) => {
         'them at /api/queue/stream?itemId=). A post the queue already has (the same URL once normalised: no ' +
         'fragment or tracking parameters, www./m. and a trailing slash ignored) answers 200 with that item, whatever ' +
         'its status; retry a failed one with POST /api/queue/:id/retry. 400 INVALID_URL for anything but an absolute ' +
-        'http(s) URL.',
+        'http(s) URL. `language` (a BCP 47 tag) and `units` (metric, us, keep) ask for the recipe in another language ' +
+        'or unit system than RECIPE_LANGUAGE and RECIPE_UNITS; 400 INVALID_LANGUAGE for a language that is not known.',
       tags: TAGS,
       body: recipesSchemas.recipesCreate,
       responses: {
@@ -77,8 +78,8 @@ export const recipeRoutes: RouteFactory = (deps) => {
         200: { description: 'The item the queue already has for this post', schema: recipesSchemas.recipesItem },
       },
       handler: async (ctx: Context) => {
-        const { url } = (ctx.request as { body?: unknown }).body as { url: string };
-        const { item, created } = await queue.enqueue(url);
+        const { url, ...options } = (ctx.request as { body?: unknown }).body as { url: string } & RecipeOptions;
+        const { item, created } = await queue.enqueue(url, undefined, options);
         ctx.status = created ? 201 : 200;
         ctx.set('Location', `/api/queue/${item.id}`);
         ctx.body = item;
@@ -163,8 +164,8 @@ export const recipeRoutes: RouteFactory = (deps) => {
       },
       handler: async (ctx: Context) => {
         deprecated(ctx, '/api/queue');
-        const { url } = (ctx.request as { body?: unknown }).body as { url: string };
-        const { item } = await queue.enqueue(url);
+        const { url, ...options } = (ctx.request as { body?: unknown }).body as { url: string } & RecipeOptions;
+        const { item } = await queue.enqueue(url, undefined, options);
         // A client that gives up stops the wait (the item carries on in the queue).
         const gone = new AbortController();
         const onClose = () => {

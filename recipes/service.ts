@@ -4,7 +4,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../core/config.js';
-import { ConflictError, NotFoundError } from '../core/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { Job } from '../db/entities/job.js';
 import { RecipeItem } from './entities.js';
@@ -14,6 +14,7 @@ import type { JobStore } from '../jobs/store.js';
 import {
   FINISHED_STATUSES,
   type QueueStatus,
+  type RecipeOptions,
   RECIPE_KIND,
   RECIPE_STATUSES,
   RECIPE_WORKFLOW,
@@ -22,6 +23,7 @@ import {
   workflowIdFor,
 } from './contract.js';
 import { type ItemView, itemView, queueUpdate } from './kind.js';
+import { canonicalLanguage } from './language.js';
 import { initialPhases } from './phases.js';
 import { normalizePostUrl } from './url.js';
 
@@ -36,6 +38,20 @@ export interface QueueDeps {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const notFound = (id: string) => new NotFoundError(`Queue item ${id} not found`, 'ITEM_NOT_FOUND');
+
+/** An item's language and units as asked (checked; the language canonical), or null when it asked for neither. */
+function itemOptions(asked: RecipeOptions): RecipeOptions | null {
+  let language: string | undefined;
+  if (asked.language !== undefined) {
+    language = canonicalLanguage(asked.language);
+    if (!language) {
+      const message = `language must be a BCP 47 tag of a known language, e.g. en, de, pt-BR (got "${asked.language}")`;
+      throw new ValidationError(message, 'INVALID_LANGUAGE', [{ pointer: '/body/language', message }]);
+    }
+  }
+  const options = { ...(language && { language }), ...(asked.units && { units: asked.units }) };
+  return Object.keys(options).length ? options : null;
+}
 
 /** The recipe queue behind the HTTP API: enqueue (with dedupe), list, read, retry, and waiting for an item to end. */
 export class RecipeQueue {
@@ -58,8 +74,9 @@ export class RecipeQueue {
    * item per post (recipes/url.ts says when two links are one post). A failed one is run again with retry. The item
    * and its job are written in one transaction, so two requests for one post at once make one item.
    */
-  async enqueue(rawUrl: string, pointer?: string): Promise<{ item: ItemView; created: boolean }> {
+  async enqueue(rawUrl: string, pointer?: string, asked: RecipeOptions = {}): Promise<{ item: ItemView; created: boolean }> {
     const { url, key } = normalizePostUrl(rawUrl, pointer);
+    const options = itemOptions(asked);
     const existing = await this.byUrlKey(key);
     if (existing) return { item: existing, created: false };
     const id = randomUUID();
@@ -77,7 +94,7 @@ export class RecipeQueue {
           args: () => [this.input(id)],
           subject: url,
           within: async (tx) => {
-            row = tx.create(RecipeItem, { jobId: id, url, urlKey: key, phases: initialPhases(), results: {}, runs: 1 });
+            row = tx.create(RecipeItem, { jobId: id, url, urlKey: key, phases: initialPhases(), results: {}, options, runs: 1 });
             await tx.flush();
           },
         },

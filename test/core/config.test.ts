@@ -43,6 +43,8 @@ describe('configuration', () => {
       managerToken: undefined,
       mealieGroup: 'home',
       cookiesFile: undefined,
+      language: undefined,
+      units: 'keep',
     });
     expect(c.transcription).toMatchObject({ asrBackend: 'callback', asrModel: undefined, asrLanguage: undefined, asrChunkMaxBytes: 24 * 1024 * 1024 });
   });

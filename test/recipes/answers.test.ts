@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PermanentError, RecoverableError } from '../../core/errors.js';
-import { answerJson, recipeFromAnswer } from '../../recipes/llm.js';
-import { checkModelAnswer, durationFromText, normalizeModelAnswer } from '../../recipes/recipe.js';
+import { answerJson, recipesFromAnswer } from '../../recipes/llm.js';
+import { checkModelAnswer, durationFromText, MAX_RECIPES, normalizeModelAnswer } from '../../recipes/recipe.js';
 import { ANSWER_STYLES, type StyleRecipe } from '../../fakes/recipe-fakes.js';
 
 /** What language models actually answer, read into one recipe (recipes/llm.ts, recipes/recipe.ts). */
@@ -37,6 +37,13 @@ const expected = {
   keywords: 'quick, pasta',
 };
 
+/** The one recipe of an answer (an answer may hold several: recipesFromAnswer). */
+function recipeFromAnswer(content: string, p: typeof post) {
+  const { recipes, skipped } = recipesFromAnswer(content, p);
+  expect([recipes.length, skipped]).toEqual([1, 0]);
+  return recipes[0];
+}
+
 describe('every way models write an answer', () => {
   it.each(Object.keys(ANSWER_STYLES) as (keyof typeof ANSWER_STYLES)[])('%s gives the same recipe', (style) => {
     const content = ANSWER_STYLES[style](recipe);
@@ -67,6 +74,40 @@ describe('every way models write an answer', () => {
         { '@type': 'HowToStep', text: 'Toss it with butter and lemon.' },
       ],
     });
+  });
+});
+
+describe('several recipes in one answer', () => {
+  const other: StyleRecipe = { ...recipe, name: 'Garlic bread', recipeIngredient: ['1 baguette', '2 cloves garlic'], recipeInstructions: ['Bake.'] };
+  const names = (content: string) => recipesFromAnswer(content, post).recipes.map((r) => r.name);
+
+  it('the wrapper with a list, and a bare list of recipes in any style, are several, in order', () => {
+    expect(names(JSON.stringify({ isRecipe: true, notRecipeReason: null, recipes: [recipe, other] }))).toEqual(['Lemon pasta', 'Garlic bread']);
+    expect(names(JSON.stringify([{ title: 'Lemon pasta', ingredients: ['200 g spaghetti'] }, { title: 'Garlic bread', steps: ['Bake.'] }]))).toEqual(['Lemon pasta', 'Garlic bread']);
+    expect(names(JSON.stringify({ recipes: [{ title: 'Lemon pasta', ingredients: ['a'] }, JSON.stringify({ name: 'Garlic bread', steps: ['b'] })] }))).toEqual(['Lemon pasta', 'Garlic bread']);
+    expect(checkModelAnswer(normalizeModelAnswer({ recipes: [recipe, other] }))).toMatchObject({ ok: true });
+  });
+
+  it('an empty list is no recipe (permanent)', () => {
+    for (const answer of [{ isRecipe: true, notRecipeReason: null, recipes: [] }, { recipes: [] }, []]) {
+      expect(() => recipesFromAnswer(JSON.stringify(answer), post)).toThrow(PermanentError);
+      expect(() => recipesFromAnswer(JSON.stringify(answer), post)).toThrow(/^No recipe in the post/);
+    }
+  });
+
+  it('a malformed entry beside a usable one is left out and counted; only malformed entries are no recipe', () => {
+    const content = JSON.stringify({ isRecipe: true, recipes: [recipe, { name: 'Nothing', recipeIngredient: [], recipeInstructions: [] }, 42, 'oops'] });
+    expect(recipesFromAnswer(content, post)).toMatchObject({ recipes: [{ name: 'Lemon pasta' }], skipped: 1 });
+    expect(() => recipesFromAnswer(JSON.stringify({ isRecipe: true, recipes: [{ name: '' }, 'oops'] }), post)).toThrow(
+      new PermanentError('No recipe in the post: the language model found no name, ingredients or steps'),
+    );
+  });
+
+  it(`keeps at most ${MAX_RECIPES}`, () => {
+    const many = Array.from({ length: MAX_RECIPES + 3 }, (_, i) => ({ ...recipe, name: `Dish ${i + 1}` }));
+    const got = names(JSON.stringify({ isRecipe: true, recipes: many }));
+    expect(got).toHaveLength(MAX_RECIPES);
+    expect(got[0]).toBe('Dish 1');
   });
 });
 

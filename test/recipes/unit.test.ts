@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../core/errors.js';
-import { findRecipeNode, readPage } from '../../recipes/html.js';
+import { findRecipeNode, findRecipeNodes, readPage } from '../../recipes/html.js';
 import { retryAfterMs } from '../../core/retry-after.js';
 import { parseIngredient } from '../../recipes/ingredients.js';
 import { tandoorRecipe } from '../../recipes/managers.js';
@@ -60,6 +60,17 @@ break"}</script>
     const typed = { '@type': ['HowTo', 'http://schema.org/Recipe'], name: 'T' };
     expect(findRecipeNode([typed])).toBe(typed);
     expect(findRecipeNode([{ '@type': 'Article' }])).toBeUndefined();
+  });
+
+  it('finds every schema.org Recipe of a page, in order, once each, not inside a Recipe', () => {
+    const a = { '@type': 'Recipe', name: 'A', recipeIngredient: ['x'] };
+    const b = { '@type': 'Recipe', name: 'B', recipeIngredient: ['y'] };
+    const inner = { '@type': 'Recipe', name: 'inner' };
+    expect(findRecipeNodes([{ '@type': 'ItemList', itemListElement: [{ '@type': 'ListItem', item: a }, { '@type': 'ListItem', item: b }] }])).toEqual([a, b]);
+    expect(findRecipeNodes([{ '@graph': [{ '@type': 'WebPage', mainEntity: a }, a, b] }])).toEqual([a, b]);
+    expect(findRecipeNodes([a, [b]])).toEqual([a, b]);
+    expect(findRecipeNodes([{ ...a, hasPart: inner }])).toHaveLength(1);
+    expect(findRecipeNodes([{ '@type': 'Article' }])).toEqual([]);
   });
 
   it('normalises a page recipe, and refuses one with nothing to cook from', () => {
@@ -145,13 +156,14 @@ describe('recipe details', () => {
       name: 'X', description: null, recipeYield: null, prepTime: null, cookTime: null, totalTime: null,
       recipeIngredient: ['a'], recipeInstructions: ['b'], recipeCategory: [], recipeCuisine: null, keywords: [],
     };
-    expect(checkModelAnswer({ isRecipe: true, notRecipeReason: null, recipe })).toMatchObject({ ok: true });
-    expect(checkModelAnswer({ isRecipe: false, notRecipeReason: 'a cat', recipe: null })).toMatchObject({ ok: true });
-    expect(checkModelAnswer({ isRecipe: true, recipe })).toMatchObject({ ok: false, problem: "/ must have required property 'notRecipeReason'" });
-    expect(checkModelAnswer({ isRecipe: true, notRecipeReason: null, recipe: { ...recipe, recipeIngredient: 'a' } }).ok).toBe(false);
-    expect(checkModelAnswer({ isRecipe: true, notRecipeReason: null, recipe: { ...recipe, extra: 1 } }).ok).toBe(false);
+    expect(checkModelAnswer({ isRecipe: true, notRecipeReason: null, recipes: [recipe, recipe] })).toMatchObject({ ok: true });
+    expect(checkModelAnswer({ isRecipe: false, notRecipeReason: 'a cat', recipes: [] })).toMatchObject({ ok: true });
+    expect(checkModelAnswer({ isRecipe: true, recipes: [recipe] })).toMatchObject({ ok: false, problem: "/ must have required property 'notRecipeReason'" });
+    expect(checkModelAnswer({ isRecipe: true, notRecipeReason: null, recipes: [{ ...recipe, recipeIngredient: 'a' }] }).ok).toBe(false);
+    expect(checkModelAnswer({ isRecipe: true, notRecipeReason: null, recipes: [recipe, { ...recipe, extra: 1 }] }).ok).toBe(false);
     // Strict structured outputs: every property required, no others, at every level.
-    const inner = MODEL_ANSWER_SCHEMA.properties.recipe.anyOf[1];
+    expect([...MODEL_ANSWER_SCHEMA.required].sort()).toEqual(Object.keys(MODEL_ANSWER_SCHEMA.properties).sort());
+    const inner = MODEL_ANSWER_SCHEMA.properties.recipes.items;
     expect([...inner.required].sort()).toEqual(Object.keys(inner.properties).sort());
     expect(inner.additionalProperties).toBe(false);
   });

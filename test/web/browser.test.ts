@@ -243,6 +243,28 @@ describe('the web interface, in a browser', () => {
     expect(unexpectedErrors()).toEqual([]);
   });
 
+  it('lists each recipe of a post with several, each linked to its page in the recipe manager', async () => {
+    screenshotOnFailure('recipes-several');
+    const { page } = b;
+    const recipe = (name: string, ingredient: string) => ({
+      name, description: null, recipeYield: null, prepTime: null, cookTime: null, totalTime: null,
+      recipeIngredient: [ingredient], recipeInstructions: ['Cook.'], recipeCategory: [], recipeCuisine: null, keywords: [],
+    });
+    llm.script.push({ kind: 'recipes', recipes: [recipe('Pancakes', '200 g flour'), recipe('Blueberry syrup', '150 g blueberries')] });
+    const post = site.add('brunch', { title: 'Brunch', caption: 'Pancakes and a blueberry syrup.' });
+    await page.getByLabel('Post URL').fill(post);
+    await page.getByRole('button', { name: 'Queue' }).click();
+
+    const item = page.locator('[data-item-id][data-status="success"]').filter({ hasText: post });
+    await item.waitFor({ timeout: 30_000 });
+    await expect(item.locator('h3').textContent()).resolves.toBe('2 recipes');
+    const links = item.getByTestId('recipe-list').getByRole('link');
+    await expect(links.allTextContents()).resolves.toEqual(['Pancakes', 'Blueberry syrup']);
+    await expect(links.nth(1).getAttribute('href')).resolves.toBe(`${manager.url}/g/home/r/blueberry-syrup`);
+    await expect(item.getByTestId('recipe-link').getAttribute('href')).resolves.toBe(`${manager.url}/g/home/r/pancakes`);
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
   it('shows why a post failed, and retries it once the problem is fixed', async () => {
     screenshotOnFailure('recipes-retry');
     const { page } = b;

@@ -170,7 +170,14 @@ export interface QueueItem {
   url: string;
   status: QueueStatus;
   phases: Phase[];
-  results?: { recipe?: { name?: string }; recipeManagerUrl?: string; thumbnail?: string; extractedText?: string };
+  /** `recipes`: every recipe of the post (`recipe` and `recipeManagerUrl` are the first's). */
+  results?: {
+    recipe?: { name?: string };
+    recipes?: { recipe: { name?: string }; recipeManagerUrl?: string }[];
+    recipeManagerUrl?: string;
+    thumbnail?: string;
+    extractedText?: string;
+  };
   error?: string;
   runs: number;
   createdAt: string;

@@ -108,11 +108,13 @@ function Item({ item, onChanged }: { item: QueueItem; onChanged: (i: QueueItem) 
   const action = useAction();
   const name = item.results?.recipe?.name;
   const link = item.results?.recipeManagerUrl;
+  // A post with several recipes lists each, with its link once uploaded.
+  const several = (item.results?.recipes?.length ?? 0) > 1 ? item.results!.recipes! : undefined;
   return (
     <li class="item" data-item-id={item.id} data-status={item.status}>
       <div class="item-head">
         {item.results?.thumbnail && <img class="thumb" src={item.results.thumbnail} alt="" loading="lazy" referrerpolicy="no-referrer" />}
-        <h3>{name ?? 'Recipe post'}</h3>
+        <h3>{several ? `${several.length} recipes` : (name ?? 'Recipe post')}</h3>
         <Badge status={item.status} />
       </div>
       <p class="meta">
@@ -130,6 +132,21 @@ function Item({ item, onChanged }: { item: QueueItem; onChanged: (i: QueueItem) 
           </li>
         ))}
       </ol>
+      {several && (
+        <ul class="recipes" aria-label="Recipes" data-testid="recipe-list">
+          {several.map((e, i) => (
+            <li key={i}>
+              {e.recipeManagerUrl ? (
+                <a href={e.recipeManagerUrl} target="_blank" rel="noopener">
+                  {e.recipe.name ?? `Recipe ${i + 1}`}
+                </a>
+              ) : (
+                (e.recipe.name ?? `Recipe ${i + 1}`)
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
       <ErrorText error={item.error} />
       <div class="actions">
         {link && (
