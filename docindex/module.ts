@@ -1,5 +1,4 @@
 import type { ServiceModule } from '../runtime/service.js';
-import { createIndexingActivities } from './activities.js';
 import { docIndexConfiguration } from './configuration.js';
 import { closeProviders, ensureDefaultProfile } from './embeddings/profiles.js';
 import { EmbeddingProfile } from './entities/embedding-profile.js';
@@ -21,7 +20,6 @@ import { context7ErrorBody } from './search/context7.js';
 import { closeSearch } from './search/search.js';
 import { startWarmup, stopWarmups } from './search/warm.js';
 import { ensurePgvector } from './search/pgvector.js';
-import { createRefreshActivities } from './refresh/activities.js';
 import { reconcileRefreshSchedules } from './refresh/schedules.js';
 import { sealPlainSecrets } from './secrets.js';
 
@@ -29,7 +27,13 @@ import { sealPlainSecrets } from './secrets.js';
 export const docIndexService: ServiceModule = {
   name: 'documentation index',
   kinds: [indexJobKind],
-  queues: { indexing: (deps) => ({ ...createIndexingActivities(deps), ...createRefreshActivities(deps) }) },
+  // Imported when a worker starts: an API process never loads the parsers and the tokenizer's ranks (25 MB).
+  queues: {
+    indexing: async (deps) => {
+      const [{ createIndexingActivities }, { createRefreshActivities }] = await Promise.all([import('./activities.js'), import('./refresh/activities.js')]);
+      return { ...createIndexingActivities(deps), ...createRefreshActivities(deps) };
+    },
+  },
   pools: [indexingPool],
   configuration: docIndexConfiguration,
   workflows: new URL('./workflow.ts', import.meta.url),

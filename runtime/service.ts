@@ -24,9 +24,10 @@ export interface ServiceModule {
   kinds?: JobKind[];
   /**
    * Its task queues, each with the activities that queue's workers register (besides the shared ones every worker
-   * has). A queue is named once, by the service that owns it.
+   * has). A queue is named once, by the service that owns it. A service may import its activities here, when a
+   * worker starts: an API process then never loads what only activities use.
    */
-  queues?: Record<string, (deps: ActivityDeps) => Activities>;
+  queues?: Record<string, (deps: ActivityDeps) => Activities | Promise<Activities>>;
   /** Concurrency pools its jobs take a slot of, and where each one's limit comes from (activities/slots.ts). */
   pools?: SlotPoolSpec[];
   /**

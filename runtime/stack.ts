@@ -18,7 +18,7 @@ import { openDatabase } from './database.js';
 import { provisionPostgres, type PostgresEndpoint } from './postgres.js';
 import { errorFormats, jobKinds, serviceRoutes, services, TASK_QUEUE_NAMES } from './services.js';
 import { provisionTemporal, type TemporalEndpoint } from './temporal.js';
-import { startWorkers, type Workers } from './worker.js';
+import type { Workers } from './worker.js';
 
 
 export interface StackOptions {
@@ -140,6 +140,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     let workers: Workers | undefined;
     if (o.queues.length) {
       const deps: ActivityDeps = { config, orm, jobs, log: log.child('worker'), temporal };
+      // Imported only where workers run: an API process never loads Temporal's worker runtime.
+      const { startWorkers } = await import('./worker.js');
       workers = await startWorkers({
         address: temporalEndpoint.address,
         namespace: config.temporalNamespace,

@@ -76,10 +76,10 @@ export async function workflowBundle(extraModules: readonly string[] = []): Prom
 }
 
 /** A queue's activities: the shared ones, and those of the service that owns the queue. */
-export function activitiesFor(queue: QueueName, deps: ActivityDeps): Activities {
+export async function activitiesFor(queue: QueueName, deps: ActivityDeps): Promise<Activities> {
   const service = serviceOfQueue(queue);
   if (!service) throw new Error(`no service has a task queue named "${queue}"`);
-  return { ...sharedActivities(deps, slotPools), ...service.queues![queue]!(deps) };
+  return { ...sharedActivities(deps, slotPools), ...(await service.queues![queue]!(deps)) };
 }
 
 export interface Workers {
@@ -105,13 +105,13 @@ export async function startWorkers(o: {
   const connection = await NativeConnection.connect({ address: o.address });
   const bundle = await workflowBundle(o.extraWorkflows);
   const workers = await Promise.all(
-    o.queues.map((queue) =>
+    o.queues.map(async (queue) =>
       Worker.create({
         connection,
         namespace: o.namespace,
         taskQueue: taskQueue(o.deps.config, queue),
         workflowBundle: bundle,
-        activities: activitiesFor(queue, o.deps),
+        activities: await activitiesFor(queue, o.deps),
         interceptors: { activity: [databaseOutageInterceptor] },
         shutdownGraceTime: '10 seconds',
       }),

@@ -33,13 +33,14 @@ describe('the services list', () => {
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it("gives each queue the shared activities and its owner's, and refuses a queue no service declares", () => {
+  it("gives each queue the shared activities and its owner's, and refuses a queue no service declares", async () => {
     // Building the activities touches no connection: none is given.
     const deps: ActivityDeps = { config: loadConfig({}), log: createLogger('silent'), orm: null!, jobs: null!, temporal: null! };
-    const names = (queue: string) => Object.keys(activitiesFor(queue, deps));
-    expect(names('transcription')).toEqual(expect.arrayContaining(['ping', 'requestSlot', 'transcriptionSubmit', 'sendPushNotification']));
-    expect(names('transcription')).not.toContain('recipeExtract');
-    expect(names('indexing')).not.toContain('sendPushNotification');
-    expect(() => activitiesFor('nope', deps)).toThrow(/no service has a task queue named "nope"/);
+    const names = async (queue: string) => Object.keys(await activitiesFor(queue, deps));
+    expect(await names('transcription')).toEqual(expect.arrayContaining(['ping', 'requestSlot', 'transcriptionSubmit', 'sendPushNotification']));
+    expect(await names('transcription')).not.toContain('recipeExtract');
+    expect(await names('indexing')).toEqual(expect.arrayContaining(['ping', 'crawlAndParse']));
+    expect(await names('indexing')).not.toContain('sendPushNotification');
+    await expect(activitiesFor('nope', deps)).rejects.toThrow(/no service has a task queue named "nope"/);
   });
 });
