@@ -4,7 +4,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadConfig } from '../runtime/config.js';
-import { createLogger } from '../core/log.js';
+import { createLogger, type Logger } from '../core/log.js';
 import { migrate, type Orm } from '../db/orm.js';
 import { openDatabase } from '../runtime/database.js';
 import { closeProviders } from '../docindex/embeddings/profiles.js';
@@ -14,6 +14,8 @@ import { retrieveAcrossLibraries } from '../docindex/search/multi-library.js';
 import { EXACT_MAX_ROWS, ensurePgvector, ensureScopeIndex, pgvectorTopK } from '../docindex/search/pgvector.js';
 import { closeSearch, keywordIndexCacheSize, vectorCache } from '../docindex/search/search.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
+import { realModel } from './quality-model.js';
+import { startReplica } from './replica.js';
 import { freePort } from '../fakes/ports.js';
 import { provisionPgvector, startPgvectorPostgres } from '../test/support/pgvector-postgres.js';
 
@@ -141,6 +143,42 @@ function liveMemory(): NodeJS.MemoryUsage {
   return process.memoryUsage();
 }
 
+/**
+ * A replica as the image runs it (bench/replica.ts), its query model all-MiniLM-L6-v2 in 8 bits (what the default
+ * profile downloads; 384 dimensions like the generated vectors): hybrid queries on every library twice (the first
+ * reads its keyword index in the background, the second uses it) and across all, then its resident memory.
+ */
+async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, libraries: number, log: Logger): Promise<void> {
+  const modelPath = await realModel('all-MiniLM-L6-v2-q');
+  await orm.em.fork().execute(`update embedding_profile set config = ?::jsonb where id = 'bench'`, [JSON.stringify({ modelPath })]);
+  const cacheMb = process.env.SEARCH_KEYWORD_CACHE_MB;
+  const replica = await startReplica({ databaseUrl, dataDir, log, env: { SEARCH_VECTORS: 'pgvector', ...(cacheMb && { SEARCH_KEYWORD_CACHE_MB: cacheMb }) } });
+  try {
+    const modes = new Map<string, number>();
+    const ask = async (libraryId: string, query: string) => {
+      const params = new URLSearchParams({ libraryId, query, searchMode: 'hybrid', type: 'json' });
+      const res = await fetch(`${replica.url}/api/v1/context?${params}`);
+      if (!res.ok) throw new Error(`the replica answered ${res.status}: ${await res.text()}`);
+      const mode = ((await res.json()) as { searchMode?: string }).searchMode ?? '?';
+      modes.set(mode, (modes.get(mode) ?? 0) + 1);
+    };
+    const t0 = performance.now();
+    for (const pass of [0, 1]) {
+      for (let lib = 0; lib < libraries; lib++) await ask(libId(lib), pass ? 'configure the server cache' : 'router error');
+      if (!pass) await new Promise((r) => setTimeout(r, 20_000)); // keyword indexes load in the background
+    }
+    for (let i = 0; i < 30; i++) await ask('*', i % 2 ? 'deploy token' : 'install client');
+    const m = await replica.memory();
+    const answered = [...modes].map(([mode, n]) => `${n} ${mode}`).join(', ');
+    console.log(
+      `API replica (node dist/bin/api.js, SEARCH_VECTORS=pgvector, query model all-MiniLM-L6-v2 8-bit, SEARCH_KEYWORD_CACHE_MB ${cacheMb ?? 'default'}), ` +
+        `after ${libraries * 2 + 30} hybrid queries (${answered}) over every library in ${since(t0)}: RSS ${mb(m.rss)}, peak ${mb(m.peak)}`,
+    );
+  } finally {
+    await replica.stop();
+  }
+}
+
 export async function scale(): Promise<void> {
   const total = Number(process.env.BENCH_SCALE_SNIPPETS ?? 1_000_000);
   const libraries = Number(process.env.BENCH_SCALE_LIBRARIES ?? 200);
@@ -212,6 +250,7 @@ export async function scale(): Promise<void> {
     // What a replica holds besides its keyword indexes, which SEARCH_KEYWORD_CACHE_MB bounds.
     await closeSearch();
     console.log(`  without its keyword indexes: RSS ${mb(liveMemory().rss)}`);
+    if (!onlyRecall) await replicaMemory(orm, pg.url, path.join(dir, 'replica'), libraries, log);
     for (const i of [0, 2, 5].filter((k) => counts[k]! > EXACT_MAX_ROWS)) {
       const r = await recall(orm, libId(i), 50);
       const sweep = r.byEf.map((x) => `ef_search ${x.ef}: ${x.recall.toFixed(3)} in ${x.ms.toFixed(1)} ms`).join(', ');
