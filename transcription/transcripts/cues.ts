@@ -108,7 +108,7 @@ export function layoutLines(words: readonly string[], rules: SubtitleRules, pref
     const second = words.slice(k).join(' ');
     if (prefix + first.length > L) break;
     if (second.length > L) continue;
-    const score = Math.abs(prefix + first.length - second.length) - (SENTENCE_END.test(words[k - 1]!) ? 16 : CLAUSE_END.test(words[k - 1]!) ? 10 : 0);
+    const score = Math.abs(prefix + first.length - second.length) - (SENTENCE_END.test(words[k - 1]!) ? 20 : CLAUSE_END.test(words[k - 1]!) ? 12 : 0);
     if (!best || score < best.score) best = { lines: [first, second], score };
   }
   if (best || rules.maxLines === 2) return best?.lines;
