@@ -78,6 +78,7 @@ describe('an OpenAI-compatible backend', () => {
         ['model', 'whisper-large-v3-turbo'],
         ['response_format', 'verbose_json'],
         ['timestamp_granularities[]', 'segment'],
+        ['timestamp_granularities[]', 'word'],
         ['temperature', '0'],
       ]);
     }
@@ -94,8 +95,18 @@ describe('an OpenAI-compatible backend', () => {
         ['finalizing', 90, 'Writing the transcript'],
       ]),
     );
+    // The words came with their times, in the whole file's time; the subtitles are cut from them.
+    expect(job.segments[11].words).toEqual([
+      { word: 'tone', start: 11, end: 11.2 },
+      { word: '850', start: 11.2, end: 11.4 },
+      { word: 'hertz', start: 11.4, end: 11.6 },
+    ]);
     const srt = await (await fetch(`${h.url}/api/jobs/${id}/files/srt`)).text();
-    expect(srt).toContain('12\n00:00:11,000 --> 00:00:11,600\ntone 850 hertz\n');
+    // Fewer cues than segments: tones a short pause apart share a cue, up to two lines of 42 characters.
+    const cues = srt.trim().split('\n\n');
+    expect(cues.length).toBeLessThan(12);
+    expect(srt).toMatch(/tone 850 hertz\n$/);
+    for (const cue of cues) for (const line of cue.split('\n').slice(2)) expect(line.length).toBeLessThanOrEqual(42);
     // The work folder (chunks and their segments) is gone.
     await expect.poll(() => fs.stat(path.join(h.stack.dataDir, 'tmp', 'transcription', id)).then(() => true, () => false)).toBe(false);
   });
@@ -227,8 +238,8 @@ describe.each([
     const job = await waitForJob(other.url, created.body.id, isFinished, 60_000);
     expect(job).toMatchObject({ status: 'done', transcript_source: 'asr', asrBackend: backend, asrModel: 'large-v3' });
     expect(job.segments).toEqual([
-      { id: 1, start: 0, end: 1, text: 'tone 400 hertz' },
-      { id: 2, start: 1.5, end: 2.5, text: 'tone 600 hertz' },
+      { id: 1, start: 0, end: 1, text: 'tone 400 hertz', words: expect.arrayContaining([{ word: '400', start: 0.333, end: 0.667 }]) },
+      { id: 2, start: 1.5, end: 2.5, text: 'tone 600 hertz', words: expect.arrayContaining([{ word: '600', start: 1.833, end: 2.167 }]) },
     ]);
     expect(other.asr.syncRequests).toHaveLength(1);
     expect(other.asr.syncRequests[0]).toMatchObject({ ...expected, fileName: `${created.body.id}.wav`, isWav: true, status: 200 });
