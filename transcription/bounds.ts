@@ -45,7 +45,7 @@ export function mediaTooLong(seconds: number | undefined, b: MediaBounds, how: s
 }
 
 export function workFolderTooLarge(bytes: number, b: MediaBounds, what: string): PermanentError {
-  const mb = (n: number) => `${Math.ceil(n / (1024 * 1024))} MB`;
+  const mb = (n: number) => (n < 1024 * 1024 ? `${Math.ceil(n / 1024)} KB` : `${Math.ceil(n / (1024 * 1024))} MB`);
   return new PermanentError(
     `${WORK_FOLDER_TOO_LARGE}: ${what} would take the job's work folder to ${mb(bytes)}, over ${mb(b.workMaxBytes)}; ` +
       `raise TRANSCRIPTION_WORK_MAX_BYTES (now ${b.workMaxBytes}) to transcribe it`,
