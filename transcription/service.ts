@@ -192,6 +192,8 @@ export class TranscriptionService {
       throw new ConflictError(`Job ${id} has no transcript yet (it is ${job.status})`, 'TRANSCRIPT_NOT_READY');
     }
     const file = path.join(row.outputDir, resultFileName(format));
+    // A job finished before a format existed (VTT) gets its files written again from its stored segments, once.
+    if (!(await fs.stat(file).catch(() => undefined)) && row.segmentsJson) await editTranscript(this.d, id, (segments) => segments);
     if (!(await fs.stat(file).catch(() => undefined))) throw new NotFoundError(`The ${format} file of job ${id} is missing`, 'FILE_NOT_FOUND');
     return { path: file, fileName: `${fileStem(row.title)}.${format}`, contentType: FORMAT_CONTENT_TYPES[format] };
   }

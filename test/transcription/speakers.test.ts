@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { WebVTTParser } from 'webvtt-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { correctSegment, renameSpeakers } from '../../transcription/transcripts/edits.js';
@@ -121,6 +123,16 @@ describe('corrections', () => {
     expect((await waitForJob(h.url, id, isFinished)).segments[0].text).toBe('Hello, I am the first voice.');
   });
 
+  it('a job finished before VTT existed gets its files written again from its segments when one is asked for', async () => {
+    const id = await doneJob();
+    await patch(`/api/jobs/${id}/segments/1`, { text: 'Corrected first.' });
+    const job = await waitForJob(h.url, id, isFinished);
+    await fs.rm(path.join(job.outputDir, 'transcript.vtt'));
+    const vtt = (await file(id, 'vtt')).text;
+    expect(vtt).toMatch(/^WEBVTT\n/);
+    expect(vtt).toContain('<v SPEAKER_00>Corrected first.</v>');
+  });
+
   it('are refused with 409 while the job is not done, and 404 for an unknown job', async () => {
     const created = await uploadJob(h.url, { bytes: smallWav(1), name: 'pending.wav' }, { mode: 'none' });
     const id = created.body.id as string;
@@ -141,6 +153,8 @@ describe('the edits themselves (pure)', () => {
     expect(renameSpeakers(stored, { A: ' Ana ' }).map((s) => s.speaker)).toEqual(['Ana', undefined]);
     expect(() => renameSpeakers(stored, { A: 'Ana', B: 'Ben' })).toThrow(/no speaker "B" \(its speakers are "A"\)/);
     expect(() => renameSpeakers([], { A: 'Ana' })).toThrow(/it has no speakers/);
+    const odd: NumberedSegment[] = [{ id: 1, start: 0, end: 1, text: 'a', speaker: 'constructor' }, { id: 2, start: 1, end: 2, text: 'b', speaker: 'toString' }];
+    expect(renameSpeakers(odd, { toString: 'Ts' }).map((s) => s.speaker)).toEqual(['constructor', 'Ts']);
   });
   it('correct a segment without touching the others, keeping the first original text', () => {
     const once = correctSegment(stored, 2, 'B!', new Date('2026-01-01T00:00:00Z'));

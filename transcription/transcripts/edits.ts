@@ -30,14 +30,15 @@ export function renameSpeakers(segments: readonly NumberedSegment[], names: Reco
       unknown.map((label) => ({ pointer: `/body/${label.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'is not a speaker of this transcript' })),
     );
   }
-  const cleaned = Object.fromEntries(
+  // A Map: a speaker may be called `constructor` or `toString`.
+  const cleaned = new Map(
     Object.entries(names).map(([label, name]) => {
       const clean = cleanText(name).slice(0, MAX_SPEAKER_LENGTH);
       if (!clean) throw new ValidationError(`The name for ${JSON.stringify(label)} is empty`, 'VALIDATION_ERROR', [{ pointer: `/body/${label}`, message: 'must not be empty' }]);
       return [label, clean];
     }),
   );
-  return segments.map((s) => (s.speaker && cleaned[s.speaker] ? { ...s, speaker: cleaned[s.speaker] } : s));
+  return segments.map((s) => (s.speaker && cleaned.has(s.speaker) ? { ...s, speaker: cleaned.get(s.speaker)! } : s));
 }
 
 /**
