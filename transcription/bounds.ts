@@ -44,10 +44,12 @@ export function mediaTooLong(seconds: number | undefined, b: MediaBounds, how: s
   );
 }
 
-export function workFolderTooLarge(bytes: number, b: MediaBounds, what: string): PermanentError {
+/** `bytes` undefined: over the bound by an amount not known (yt-dlp stopped a download at its size limit). */
+export function workFolderTooLarge(bytes: number | undefined, b: MediaBounds, what: string): PermanentError {
   const mb = (n: number) => (n < 1024 * 1024 ? `${Math.ceil(n / 1024)} KB` : `${Math.ceil(n / (1024 * 1024))} MB`);
+  const size = bytes === undefined ? 'over' : `to ${mb(bytes)}, over`;
   return new PermanentError(
-    `${WORK_FOLDER_TOO_LARGE}: ${what} would take the job's work folder to ${mb(bytes)}, over ${mb(b.workMaxBytes)}; ` +
+    `${WORK_FOLDER_TOO_LARGE}: ${what} would take the job's work folder ${size} ${mb(b.workMaxBytes)}; ` +
       `raise TRANSCRIPTION_WORK_MAX_BYTES (now ${b.workMaxBytes}) to transcribe it`,
     WORK_FOLDER_TOO_LARGE,
   );

@@ -256,7 +256,8 @@ export async function fetchCaptions(ytdlp: Tool, url: string, dir: string, ctx: 
  * Downloads the best audio of a video page (`bestaudio[ext=m4a]/bestaudio/best`); answers the file's path. The
  * bounds go to yt-dlp, which checks them before it downloads: `--match-filter "duration <=? N"` (a page that gives
  * no duration passes; ffmpeg measures it before conversion) and `--max-filesize`. A video it skips for them
- * writes nothing: the job fails with MEDIA_TOO_LONG or WORK_FOLDER_TOO_LARGE, which the metadata tells apart.
+ * writes nothing and exits 0: the job fails with MEDIA_TOO_LONG (skipped before the `before_dl` print, or a
+ * duration over the bound) or WORK_FOLDER_TOO_LARGE (stopped after it).
  */
 export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: RunContext & { proxy: string; bounds: MediaBounds }): Promise<string> {
   await fs.mkdir(dir, { recursive: true });
@@ -293,8 +294,10 @@ export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: 
     const bytes = Number(meta?.[2]);
     if (Number.isFinite(seconds) && seconds > b.maxDurationSeconds) throw mediaTooLong(seconds, b, 'yt-dlp read it from the page before downloading');
     if (Number.isFinite(bytes) && bytes > b.workMaxBytes) throw workFolderTooLarge(bytes, b, 'the download');
-    if (!meta) throw mediaTooLong(undefined, b, 'yt-dlp skipped the download for its duration or size filter');
-    throw new Error('yt-dlp finished without writing the audio');
+    // Skipped by the duration filter: before the `before_dl` print. Stopped at --max-filesize: after it (the size is
+    // often known only once the download starts).
+    if (!meta) throw mediaTooLong(undefined, b, 'yt-dlp read it from the page and skipped the download');
+    throw workFolderTooLarge(undefined, b, 'the download (yt-dlp stopped it at TRANSCRIPTION_WORK_MAX_BYTES)');
   }
   return path.join(dir, fallback);
 }

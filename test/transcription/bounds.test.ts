@@ -3,10 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/log.js';
+import { readEvents } from '../../jobs/events.js';
 import { findFfmpeg, type Tool } from '../../core/tools.js';
 import { clockText, folderBytes, parseDuration } from '../../transcription/bounds.js';
 import { downloadAudio, probeDuration } from '../../transcription/media.js';
-import { tones } from '../../fakes/media.js';
+import { tones, VideoSite } from '../../fakes/media.js';
 import { isFinished, startTranscriptionHarness, type TranscriptionHarness, uploadJob, waitForJob } from '../support/transcription.js';
 
 /**
@@ -60,6 +61,12 @@ describe('yt-dlp', () => {
     expect(args.slice(args.indexOf('--match-filter'), args.indexOf('--match-filter') + 2)).toEqual(['--match-filter', 'duration <=? 600']);
     expect(args.slice(args.indexOf('--max-filesize'), args.indexOf('--max-filesize') + 2)).toEqual(['--max-filesize', String(50 * 1024 * 1024)]);
 
+    // Stopped at --max-filesize: the page was read (its metadata printed), nothing written.
+    const stopped = await fakeYtDlp('gristmill-meta 300 NA\\n');
+    await expect(downloadAudio(stopped.tool, 'https://video.example/v', path.join(dir, 'dl-0'), { ...ctx(), proxy: 'http://127.0.0.1:9', bounds })).rejects.toMatchObject({
+      code: 'WORK_FOLDER_TOO_LARGE',
+      message: expect.stringMatching(/^WORK_FOLDER_TOO_LARGE: the download \(yt-dlp stopped it at TRANSCRIPTION_WORK_MAX_BYTES\) would take the job's work folder over 50 MB/),
+    });
     const large = await fakeYtDlp('gristmill-meta 300 90000000\\n');
     await expect(downloadAudio(large.tool, 'https://video.example/v', path.join(dir, 'dl-2'), { ...ctx(), proxy: 'http://127.0.0.1:9', bounds })).rejects.toMatchObject({
       code: 'WORK_FOLDER_TOO_LARGE',
@@ -78,6 +85,25 @@ describe('jobs over a bound', () => {
     h = await startTranscriptionHarness({ env: { ASR_BACKEND: 'openai', TRANSCRIPTION_MAX_DURATION_SECONDS: '3', TRANSCRIPTION_WORK_MAX_BYTES: '80kb' } });
   });
   afterAll(() => h?.stop());
+
+  it('a video page that says it is too long: the real yt-dlp skips the download, and the job fails at once', async () => {
+    const site = await VideoSite.start();
+    try {
+      const url = site.add('long-talk', { title: 'Long talk', media: tones([{ hz: 440, seconds: 10 }]), duration: 10 });
+      const res = await fetch(`${h.url}/api/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url, mode: 'none' }) });
+      expect(res.status).toBe(201);
+      const id = ((await res.json()) as { id: string }).id;
+      const job = await waitForJob(h.url, id, isFinished, 120_000);
+      expect(job).toMatchObject({ status: 'failed', error: expect.stringMatching(/^MEDIA_TOO_LONG: .*yt-dlp read it from the page and skipped the download.*TRANSCRIPTION_MAX_DURATION_SECONDS \(now 3\)/) });
+      expect(site.hits).toContain('/watch/long-talk');
+      // Nothing was downloaded or converted (yt-dlp only probes the media URL as it reads the page).
+      const stages = (await readEvents(h.stack.orm.em.fork(), `job:${id}`, 0)).map((e) => e.data.stage);
+      expect(stages).toContain('downloading');
+      expect(stages).not.toContain('preparing');
+    } finally {
+      await site.close();
+    }
+  }, 150_000);
 
   it('longer than TRANSCRIPTION_MAX_DURATION_SECONDS: fails before conversion, nothing sent to the backend', async () => {
     const created = await uploadJob(h.url, { bytes: tones([{ hz: 440, seconds: 4 }]), name: 'long.wav' }, { mode: 'none' });
