@@ -263,3 +263,48 @@ describe('a server that takes longer than the heartbeat timeout to answer a chun
     expect(slow.asr.syncRequests).toHaveLength(1);
   });
 });
+
+describe('speakers and words from whisper-asr-webservice with WhisperX (ASR_DIARIZE=true), in chunks', () => {
+  let wx: TranscriptionHarness;
+  beforeAll(async () => {
+    wx = await startTranscriptionHarness({ env: { ASR_BACKEND: 'whisper-asr', ASR_DIARIZE: 'true', ASR_CHUNK_MAX_BYTES: '150kb' } });
+    wx.asr.whisperAsrEngine = 'whisperx';
+  });
+  afterAll(() => wx?.stop());
+
+  it('keeps each segment’s speaker (labelled per chunk) and words; the files show them, the VTT parses, every cue within the rules', async () => {
+    // Two voices: low tones (the fake's first speaker) and high ones (its second), alternating, 12 s in 3 chunks.
+    const created = await uploadJob(wx.url, { bytes: twelveTones(), name: 'dialogue.wav' }, { mode: 'none' });
+    expect(created.status).toBe(201);
+    const job = await waitForJob(wx.url, created.body.id, isFinished, 60_000);
+    expect(job.status).toBe('done');
+    const requests = wx.asr.syncRequests.filter((r) => r.fileName.startsWith(created.body.id));
+    expect(requests).toHaveLength(3);
+    for (const r of requests) expect(r.query).toMatchObject({ diarize: 'true', word_timestamps: 'true' });
+    // Each tone's speaker by its pitch; chunk n's labels are its own (`SPEAKER_00 (part 2)` is not assumed to be
+    // the first chunk's `SPEAKER_00`).
+    job.segments.forEach((s: { speaker: string; words: unknown[] }, k: number) => {
+      const label = 300 + 50 * k < 500 ? 'SPEAKER_00' : 'SPEAKER_01';
+      expect(s.speaker).toMatch(new RegExp(`^${label}( \\(part [23]\\))?$`));
+      expect(s.words).toHaveLength(3);
+    });
+    expect(job.segments[0].speaker).toBe('SPEAKER_00');
+    expect(job.segments.at(-1).speaker).toBe('SPEAKER_01 (part 3)');
+
+    const vtt = await (await fetch(`${wx.url}/api/jobs/${created.body.id}/files/vtt`)).text();
+    const { WebVTTParser } = await import('webvtt-parser');
+    const parsed = new WebVTTParser().parse(vtt, 'subtitles');
+    expect(parsed.errors).toEqual([]);
+    for (const cue of parsed.cues) {
+      const voice = cue.tree.children[0]!;
+      expect(voice).toMatchObject({ type: 'object', name: 'v' });
+      // The voice of every cue is the speaker of every word in it.
+      const inCue = job.segments.filter((s: { start: number; end: number }) => s.start < cue.endTime && s.end > cue.startTime);
+      for (const s of inCue) expect(s.speaker).toBe(voice.value);
+      expect(cue.endTime - cue.startTime).toBeLessThanOrEqual(7);
+      for (const line of cue.text.replace(/<[^>]+>/g, '').split('\n')) expect(line.length).toBeLessThanOrEqual(42);
+    }
+    const txt = await (await fetch(`${wx.url}/api/jobs/${created.body.id}/files/txt`)).text();
+    expect(txt.startsWith('SPEAKER_00: tone 300 hertz')).toBe(true);
+  });
+});
