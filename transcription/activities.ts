@@ -118,19 +118,20 @@ export async function convertAudio(
   const bounds = mediaBounds(d.config.transcription);
   const work = runDir(d.config.dataDir, input.jobId, input.runId);
   const output = path.join(attemptDir(d, input, 'audio'), 'audio.wav');
+  const current = { step: 'audio', folder: path.basename(path.dirname(output)) };
   const prepared = await withRunContext(d.config.transcription.mediaTimeoutMs, async (ctx, p) => {
     const seconds = await probeDuration(ffmpeg, abs(d, input.media), ctx);
     if (seconds !== undefined && seconds > bounds.maxDurationSeconds) throw mediaTooLong(seconds, bounds, 'ffprobe read it from the file');
     const wavBytes = Math.ceil(Math.min(seconds ?? bounds.maxDurationSeconds, bounds.maxDurationSeconds) * WAV_BYTES_PER_SECOND) + 44;
     // The media itself counts when it was downloaded into the folder (an upload lives in DATA_DIR/uploads).
-    await checkWorkFolder(work, bounds, seconds === undefined ? 0 : wavBytes, 'the converted audio');
+    await checkWorkFolder(work, bounds, seconds === undefined ? 0 : wavBytes, 'the converted audio', current);
     return d.ffmpegSlots.run(ctx.signal, () => prepareAudio(ffmpeg, abs(d, input.media), output, input.mode, ctx, bounds.maxDurationSeconds + 1), (turn) => p.waiting(turn));
   });
   if ((prepared.bytes - 44) / WAV_BYTES_PER_SECOND > bounds.maxDurationSeconds) {
     await fs.rm(prepared.file, { force: true });
     throw mediaTooLong(undefined, bounds, 'measured while converting: the file did not say');
   }
-  await checkWorkFolder(work, bounds, 0, 'the converted audio');
+  await checkWorkFolder(work, bounds, 0, 'the converted audio', current);
   const applied = { appliedMode: prepared.mode, modeReason: prepared.reason };
   if (!(await updateForOwner(d.store, input, (tx) => tx.nativeUpdate(Transcription, { jobId: input.jobId }, applied)))) jobStopped();
   return { file: rel(d, prepared.file), bytes: prepared.bytes, mode: prepared.mode, reason: prepared.reason };

@@ -55,20 +55,26 @@ export function workFolderTooLarge(bytes: number | undefined, b: MediaBounds, wh
   );
 }
 
-/** Bytes of every file under `dir` (0 when it is not there). */
-export async function folderBytes(dir: string): Promise<number> {
+/** Bytes of every file under `dir` (0 when it is not there), but for those under a top-level folder `skip` names. */
+export async function folderBytes(dir: string, skip: (folder: string) => boolean = () => false): Promise<number> {
   const names = await fs.readdir(dir, { recursive: true }).catch(() => [] as string[]);
   let total = 0;
   for (const name of names) {
+    if (skip(name.split(path.sep)[0]!)) continue;
     const st = await fs.lstat(path.join(dir, name)).catch(() => undefined);
     if (st?.isFile()) total += st.size;
   }
   return total;
 }
 
-/** Fails the job when the work folder, with `adding` more bytes for `what`, would hold more than the bound. */
-export async function checkWorkFolder(dir: string, b: MediaBounds, adding: number, what: string): Promise<void> {
-  const total = (await folderBytes(dir)) + adding;
+/**
+ * Fails the job when the work folder, with `adding` more bytes for `what`, would hold more than the bound. `step`
+ * and `attempt`: the step's folders of earlier attempts (`audio-1` when this is `audio-2`) are not counted, so a
+ * retried step is not refused for what the attempt it replaces left behind.
+ */
+export async function checkWorkFolder(dir: string, b: MediaBounds, adding: number, what: string, current?: { step: string; folder: string }): Promise<void> {
+  const superseded = (folder: string) => current !== undefined && folder.startsWith(`${current.step}-`) && folder !== current.folder;
+  const total = (await folderBytes(dir, superseded)) + adding;
   if (total > b.workMaxBytes) throw workFolderTooLarge(total, b, what);
 }
 

@@ -69,7 +69,8 @@ export async function splitAudio(
     return { chunks: [{ file: input.audio, result: result(0), start: 0, seconds: info.seconds, bytes: size }], label };
   }
   // The chunks are a second copy of the audio.
-  await checkWorkFolder(runDir(d.config.dataDir, input.jobId, input.runId), mediaBounds(d.config.transcription), size, 'splitting the audio into chunks');
+  const current = { step: 'chunks', folder: path.basename(dir) };
+  await checkWorkFolder(runDir(d.config.dataDir, input.jobId, input.runId), mediaBounds(d.config.transcription), size, 'splitting the audio into chunks', current);
   const ffmpeg = await d.tools.getFfmpeg();
   // Waiting for an ffmpeg slot, or copying the chunks out, is not being stuck: heartbeats go on meanwhile.
   const silences = await withRunContext(t.mediaTimeoutMs, (ctx, p) =>

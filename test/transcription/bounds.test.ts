@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/log.js';
 import { readEvents } from '../../jobs/events.js';
 import { findFfmpeg, type Tool } from '../../core/tools.js';
-import { clockText, folderBytes, parseDuration } from '../../transcription/bounds.js';
+import { checkWorkFolder, clockText, folderBytes, parseDuration } from '../../transcription/bounds.js';
 import { downloadAudio, probeDuration } from '../../transcription/media.js';
 import { tones, VideoSite } from '../../fakes/media.js';
 import { isFinished, startTranscriptionHarness, type TranscriptionHarness, uploadJob, waitForJob } from '../support/transcription.js';
@@ -37,6 +37,16 @@ describe('measuring', () => {
     await fs.writeFile(path.join(dir, 'nested', 'deeper', 'b'), 'x'.repeat(5));
     expect(await folderBytes(path.join(dir, 'nested'))).toBe(15);
     expect(await folderBytes(path.join(dir, 'missing'))).toBe(0);
+    // What an earlier attempt of the same step left is not counted against this one.
+    const run = path.join(dir, 'run');
+    for (const [folder, bytes] of [['download-1', 100], ['audio-1', 400], ['audio-2', 50]] as const) {
+      await fs.mkdir(path.join(run, folder), { recursive: true });
+      await fs.writeFile(path.join(run, folder, 'f'), 'x'.repeat(bytes));
+    }
+    const b = { maxDurationSeconds: 60, workMaxBytes: 600 };
+    await expect(checkWorkFolder(run, b, 100, 'the converted audio')).rejects.toMatchObject({ code: 'WORK_FOLDER_TOO_LARGE' });
+    await expect(checkWorkFolder(run, b, 100, 'the converted audio', { step: 'audio', folder: 'audio-2' })).resolves.toBeUndefined();
+    await expect(checkWorkFolder(run, b, 500, 'the converted audio', { step: 'audio', folder: 'audio-2' })).rejects.toMatchObject({ code: 'WORK_FOLDER_TOO_LARGE' });
   });
 });
 
