@@ -139,6 +139,8 @@ export class FakeAsr {
   openaiStyle: 'openai' | 'localai' = 'openai';
   /** The largest request the OpenAI route takes (OpenAI: 25 MB). */
   maxRequestBytes = 25 * 1024 * 1024;
+  /** The OpenAI route takes `timestamp_granularities[]=word` (some compatible servers refuse it with a 400). */
+  openaiWordTimes = true;
   /** The engine whisper-asr-webservice runs (its ASR_ENGINE): only `whisperx` diarizes. */
   whisperAsrEngine: 'faster_whisper' | 'openai_whisper' | 'whisperx' = 'faster_whisper';
 
@@ -417,6 +419,8 @@ export class FakeAsr {
           usage: { type: 'tokens', input_tokens: 40, output_tokens: 10 * heard.length, total_tokens: 40 + 10 * heard.length },
         });
       }
+      const wantsWords = record.fields.some(([n, v]) => n === 'timestamp_granularities[]' && v === 'word');
+      if (wantsWords && !this.openaiWordTimes) return openaiError(400, "timestamp_granularities[] 'word' is not supported by this server", { param: 'timestamp_granularities' });
       if (format === 'verbose_json' && /^gpt-4o/.test(model)) {
         return openaiError(400, `response_format 'verbose_json' is not compatible with model '${model}'. Use 'json' or 'text' instead.`, { param: 'response_format', code: 'unsupported_value' });
       }

@@ -288,6 +288,22 @@ describe('speakers and words', () => {
     ]);
   });
 
+  it('a server that refuses word times is asked for segments only, not for text only', async () => {
+    asr.openaiWordTimes = false;
+    try {
+      const b = client({ ASR_BACKEND: 'openai' });
+      expect(await call(b)).toEqual({ kind: 'segments', segments: heard.map(({ words: _, ...rest }) => rest) });
+      await call(b);
+      expect(asr.syncRequests.map((r) => [r.status, r.fields.filter(([n]) => n === 'timestamp_granularities[]').length])).toEqual([
+        [400, 2],
+        [200, 1],
+        [200, 1],
+      ]);
+    } finally {
+      asr.openaiWordTimes = true;
+    }
+  });
+
   it('ASR_WORD_TIMESTAMPS=false asks for segments only', async () => {
     await call(client({ ASR_BACKEND: 'openai', ASR_WORD_TIMESTAMPS: 'false' }));
     expect(asr.syncRequests[0]!.fields.filter(([n]) => n === 'timestamp_granularities[]')).toEqual([['timestamp_granularities[]', 'segment']]);
