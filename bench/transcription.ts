@@ -11,6 +11,7 @@ import { findTemporalCli, startDevServer } from '../runtime/temporal.js';
 import { FakeAsr } from '../fakes/fake-asr.js';
 import { wav } from '../fakes/media.js';
 import { freePort } from '../fakes/ports.js';
+import { cueBuildingCost } from './transcription-cues.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
@@ -66,6 +67,7 @@ export async function transcription(): Promise<void> {
   };
   try {
     console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}`);
+    cueBuildingCost();
     console.log(`fake backend answers ${backendMs} ms after a submission; each job: 5 s WAV upload, mode auto`);
     // Warm-up: the workers' first workflow tasks and activities, ffmpeg's first start.
     await waitAll(await Promise.all(Array.from({ length: 3 }, (_, i) => create(i))));

@@ -29,7 +29,18 @@
  * - whisper-asr-webservice `POST /asr?encode=&task=&language=&output=json`: multipart `audio_file`; Whisper's
  *   result `{text, segments, language}` served as text/plain; FastAPI's 422 for a missing file or a bad `output`.
  * The "recogniser" hears each burst of sound in the WAV it gets and names its pitch: a segment `tone 350 hertz`
- * from the burst's start to its end, so tests can tell where every segment came from.
+ * from the burst's start to its end, so tests can tell where every segment came from. Its words split the burst
+ * in three equal parts. Its "diarizer" tells two voices apart by pitch: under 500 Hz the first speaker, else the
+ * second. Word times and speakers come back as each server sends them:
+ * - OpenAI: `timestamp_granularities[]=word` (with `verbose_json`) adds a top-level `words: [{word, start, end}]`;
+ *   `response_format=diarized_json` (models whose name has `diarize` only; others refuse it with OpenAI's 400, and
+ *   over 30 s of audio it needs `chunking_strategy`) answers `{task, duration, text, segments: [{type:
+ *   "transcript.text.segment", id, start, end, text, speaker: "A"}], usage}`.
+ * - whisper.cpp: words per segment in `verbose_json`, always.
+ * - whisper-asr-webservice: `word_timestamps=true` adds `words: [{start, end, word, probability}]` per segment
+ *   (else `words: null`); with `whisperAsrEngine = 'whisperx'` and `diarize=true` the answer is WhisperX's result,
+ *   `{segments: [{start, end, text, words: [{word, start, end, score, speaker}], speaker: "SPEAKER_00"}],
+ *   word_segments, language}`.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -128,6 +139,10 @@ export class FakeAsr {
   openaiStyle: 'openai' | 'localai' = 'openai';
   /** The largest request the OpenAI route takes (OpenAI: 25 MB). */
   maxRequestBytes = 25 * 1024 * 1024;
+  /** The OpenAI route takes `timestamp_granularities[]=word` (some compatible servers refuse it with a 400). */
+  openaiWordTimes = true;
+  /** The engine whisper-asr-webservice runs (its ASR_ENGINE): only `whisperx` diarizes. */
+  whisperAsrEngine: 'faster_whisper' | 'openai_whisper' | 'whisperx' = 'faster_whisper';
 
   private server: http.Server | undefined;
   private readonly sse = new Set<http.ServerResponse>();
@@ -388,7 +403,24 @@ export class FakeAsr {
       const model = field('model');
       if (!model) return openaiError(400, 'you must provide a model parameter');
       const format = field('response_format') ?? 'json';
-      if (!['json', 'text', 'srt', 'verbose_json', 'vtt'].includes(format)) return openaiError(400, `Invalid value: '${format}'.`, { param: 'response_format' });
+      if (!['json', 'text', 'srt', 'verbose_json', 'vtt', 'diarized_json'].includes(format)) return openaiError(400, `Invalid value: '${format}'.`, { param: 'response_format' });
+      if (format === 'diarized_json') {
+        if (!/diarize/.test(model)) {
+          return openaiError(400, `response_format 'diarized_json' is not compatible with model '${model}'.`, { param: 'response_format', code: 'unsupported_value' });
+        }
+        if (record.seconds > 30 && !field('chunking_strategy')) {
+          return openaiError(400, 'chunking_strategy is required for diarization models when the input is longer than 30 seconds.', { param: 'chunking_strategy' });
+        }
+        return send(200, {
+          task: 'transcribe',
+          duration: record.seconds,
+          text,
+          segments: heard.map((s, i) => ({ type: 'transcript.text.segment', id: `seg_${i}`, start: s.start, end: s.end, text: s.text, speaker: 'AB'[voice(s)] })),
+          usage: { type: 'tokens', input_tokens: 40, output_tokens: 10 * heard.length, total_tokens: 40 + 10 * heard.length },
+        });
+      }
+      const wantsWords = record.fields.some(([n, v]) => n === 'timestamp_granularities[]' && v === 'word');
+      if (wantsWords && !this.openaiWordTimes) return openaiError(400, "timestamp_granularities[] 'word' is not supported by this server", { param: 'timestamp_granularities' });
       if (format === 'verbose_json' && /^gpt-4o/.test(model)) {
         return openaiError(400, `response_format 'verbose_json' is not compatible with model '${model}'. Use 'json' or 'text' instead.`, { param: 'response_format', code: 'unsupported_value' });
       }
@@ -405,6 +437,9 @@ export class FakeAsr {
           id: i, seek: 0, start: s.start, end: s.end, text: ` ${s.text}`, tokens: [50364, 1000 + i, 50414],
           temperature: 0, avg_logprob: -0.21, compression_ratio: 1.1, no_speech_prob: 0.01,
         })),
+        ...(record.fields.some(([n, v]) => n === 'timestamp_granularities[]' && v === 'word') && {
+          words: heard.flatMap((s) => wordsOf(s).map((w) => ({ word: w.word, start: w.start, end: w.end }))),
+        }),
         usage,
       });
     }
@@ -421,7 +456,7 @@ export class FakeAsr {
           start: s.start,
           end: s.end,
           tokens: [1000 + i],
-          words: s.text.split(' ').map((word) => ({ word: ` ${word}`, start: s.start, end: s.end, t_dtw: -1, probability: 0.9 })),
+          words: wordsOf(s).map((w) => ({ word: ` ${w.word}`, start: w.start, end: w.end, t_dtw: -1, probability: 0.9 })),
           temperature: 0,
           avg_logprob: -0.3,
           no_speech_prob: 0.02,
@@ -436,13 +471,25 @@ export class FakeAsr {
     if (!['txt', 'vtt', 'srt', 'tsv', 'json'].includes(output)) {
       return send(422, { detail: [{ type: 'enum', loc: ['query', 'output'], msg: "Input should be 'txt', 'vtt', 'srt', 'tsv' or 'json'", input: output }] });
     }
-    const headers = { 'Asr-Engine': 'faster_whisper', 'Content-Disposition': `attachment; filename="${record.fileName}.${output}"` };
+    const headers = { 'Asr-Engine': this.whisperAsrEngine, 'Content-Disposition': `attachment; filename="${record.fileName}.${output}"` };
     if (output !== 'json') return send(200, `${text}\n`, headers, 'text/plain; charset=utf-8');
+    const wordTimes = url.searchParams.get('word_timestamps') === 'true';
+    if (this.whisperAsrEngine === 'whisperx') {
+      const diarize = url.searchParams.get('diarize') === 'true';
+      const who = (s: Segment) => (diarize ? { speaker: `SPEAKER_0${voice(s)}` } : {});
+      const segments = heard.map((s) => ({
+        start: s.start, end: s.end, text: ` ${s.text}`,
+        words: wordsOf(s).map((w) => ({ word: w.word, start: w.start, end: w.end, score: 0.93, ...who(s) })),
+        ...who(s),
+      }));
+      return send(200, JSON.stringify({ segments, word_segments: segments.flatMap((x) => x.words), language: url.searchParams.get('language') ?? 'en' }), headers, 'text/plain; charset=utf-8');
+    }
     const body = {
       language: url.searchParams.get('language') ?? 'en',
       segments: heard.map((s, i) => ({
         id: i + 1, seek: 0, start: s.start, end: s.end, text: ` ${s.text}`, tokens: [50364, 1000 + i],
-        avg_logprob: -0.25, compression_ratio: 1.2, no_speech_prob: 0.03, words: null, temperature: 0,
+        avg_logprob: -0.25, compression_ratio: 1.2, no_speech_prob: 0.03, temperature: 0,
+        words: wordTimes ? wordsOf(s).map((w) => ({ start: w.start, end: w.end, word: ` ${w.word}`, probability: 0.91 })) : null,
       })),
       text,
     };
@@ -558,6 +605,21 @@ export function hear(audio: Buffer): Segment[] {
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/** The fake's diarizer: a low tone (under 500 Hz) is the first voice, a high one the second. */
+export function voice(s: Segment): 0 | 1 {
+  const hz = Number(/(\d+) hertz/.exec(s.text)?.[1] ?? 0);
+  return hz < 500 ? 0 : 1;
+}
+
+/** The words of a heard segment: its burst cut in equal parts, one per word. */
+export function wordsOf(s: Segment): { word: string; start: number; end: number }[] {
+  const words = s.text.split(' ');
+  const step = (s.end - s.start) / words.length;
+  return words.map((word, i) => ({ word, start: round3(s.start + i * step), end: round3(s.start + (i + 1) * step) }));
+}
+
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /** `npm run fake-asr -- --port 9000 [--protocol all] --load-seconds 5 --delay-ms 500`: a backend for demos. */
 async function main(): Promise<void> {

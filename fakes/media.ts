@@ -72,6 +72,11 @@ export interface VideoPage {
   mediaType?: string;
   /** The caption file; undefined: the page has no captions track. */
   vtt?: string;
+  /**
+   * Seconds: the page describes its video in JSON-LD (`VideoObject` with `duration` and `contentUrl`, no
+   * `<video>` element), the way yt-dlp learns a length before downloading. No captions then.
+   */
+  duration?: number;
 }
 
 /** A "video site": GET /watch/<name> is an HTML page, /media/<name>.wav its audio, /subs/<name>.en.vtt its captions. */
@@ -104,7 +109,11 @@ export class VideoSite {
       return;
     }
     const name = m[2]!;
-    if (m[1] === 'watch') {
+    if (m[1] === 'watch' && page.duration !== undefined) {
+      const ld = { '@context': 'https://schema.org', '@type': 'VideoObject', name: page.title, duration: `PT${page.duration}S`, contentUrl: `${this.url}/media/${name}.wav`, uploadDate: '2026-01-01' };
+      const html = `<!doctype html><html><head><title>${page.title}</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><h1>${page.title}</h1></body></html>`;
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(html);
+    } else if (m[1] === 'watch') {
       const track = page.vtt !== undefined ? `<track kind="captions" src="/subs/${name}.en.vtt" srclang="en" label="English">` : '';
       const html = `<!doctype html><html><head><title>${page.title}</title><meta property="og:title" content="${page.title}"></head>
 <body><h1>${page.title}</h1><video controls><source src="/media/${name}.wav" type="${page.mediaType ?? 'audio/wav'}">${track}</video></body></html>`;

@@ -11,7 +11,8 @@ import { cancelBackendJob, submitJob, waitForModel, type ModelWaitOutcome } from
 import { abs, attemptDir, begin, bindStep, rel, transcriptionDeps, type TranscriptionDeps, withRunContext } from './activity-deps.js';
 import type { RunRef, StageNote } from './contract.js';
 import { TRANSCRIPTION_STATUSES } from './kind.js';
-import { downloadAudio, fetchCaptions, prepareAudio } from './media.js';
+import { downloadAudio, fetchCaptions, prepareAudio, probeDuration } from './media.js';
+import { checkWorkFolder, mediaBounds, mediaTooLong, WAV_BYTES_PER_SECOND } from './bounds.js';
 import { runDir, uploadDir, workDir } from './paths.js';
 import { completeTranscript, type CompleteOutcome, countModelWait, failJob, loadTranscription, markDelivery, setStage, updateForOwner } from './results.js';
 import { callbackUrl, hashToken, newToken } from './tokens.js';
@@ -91,8 +92,9 @@ export async function acquireMedia(d: TranscriptionDeps, input: RunRef & { note?
       const earlier = ctx.resumeFrom?.downloadDir;
       await resumeDownload(typeof earlier === 'string' ? abs(d, earlier) : undefined, dir);
       ctx.checkpoint?.({ downloadDir: rel(d, dir) });
-      return downloadAudio(ytdlp, row.sourceUrl!, dir, { ...ctx, proxy });
+      return downloadAudio(ytdlp, row.sourceUrl!, dir, { ...ctx, proxy, bounds: mediaBounds(d.config.transcription) });
     });
+    await checkWorkFolder(runDir(d.config.dataDir, ref.jobId, ref.runId), mediaBounds(d.config.transcription), 0, 'the download');
     return { file: rel(d, file), bytes: (await fs.stat(file)).size };
   }
   const file = path.join(uploadDir(d.config.dataDir, ref.jobId), row.uploadStoredName ?? '');
@@ -101,17 +103,35 @@ export async function acquireMedia(d: TranscriptionDeps, input: RunRef & { note?
   return { file: rel(d, file), bytes: st.size };
 }
 
-/** ffmpeg: 16 kHz mono WAV through the job's processing mode (auto measures first). */
+/**
+ * ffmpeg: 16 kHz mono WAV through the job's processing mode (auto measures first). The bounds first
+ * (transcription/bounds.ts): the media's length from its header (over TRANSCRIPTION_MAX_DURATION_SECONDS: fails at
+ * once), and the WAV it will make beside what the work folder holds (over TRANSCRIPTION_WORK_MAX_BYTES: fails at
+ * once); media whose header gives no length is converted up to just past the bound and refused if it gets there.
+ */
 export async function convertAudio(
   d: TranscriptionDeps,
   input: RunRef & { media: string; mode: AudioMode; note?: StageNote },
 ): Promise<{ file: string; bytes: number; mode: string; reason: string }> {
   await begin(d, input, input.note);
   const ffmpeg = await d.tools.getFfmpeg();
+  const bounds = mediaBounds(d.config.transcription);
+  const work = runDir(d.config.dataDir, input.jobId, input.runId);
   const output = path.join(attemptDir(d, input, 'audio'), 'audio.wav');
-  const prepared = await withRunContext(d.config.transcription.mediaTimeoutMs, (ctx, p) =>
-    d.ffmpegSlots.run(ctx.signal, () => prepareAudio(ffmpeg, abs(d, input.media), output, input.mode, ctx), (turn) => p.waiting(turn)),
-  );
+  const current = { step: 'audio', folder: path.basename(path.dirname(output)) };
+  const prepared = await withRunContext(d.config.transcription.mediaTimeoutMs, async (ctx, p) => {
+    const seconds = await probeDuration(ffmpeg, abs(d, input.media), ctx);
+    if (seconds !== undefined && seconds > bounds.maxDurationSeconds) throw mediaTooLong(seconds, bounds, 'ffprobe read it from the file');
+    const wavBytes = Math.ceil(Math.min(seconds ?? bounds.maxDurationSeconds, bounds.maxDurationSeconds) * WAV_BYTES_PER_SECOND) + 44;
+    // The media itself counts when it was downloaded into the folder (an upload lives in DATA_DIR/uploads).
+    await checkWorkFolder(work, bounds, seconds === undefined ? 0 : wavBytes, 'the converted audio', current);
+    return d.ffmpegSlots.run(ctx.signal, () => prepareAudio(ffmpeg, abs(d, input.media), output, input.mode, ctx, bounds.maxDurationSeconds + 1), (turn) => p.waiting(turn));
+  });
+  if ((prepared.bytes - 44) / WAV_BYTES_PER_SECOND > bounds.maxDurationSeconds) {
+    await fs.rm(prepared.file, { force: true });
+    throw mediaTooLong(undefined, bounds, 'measured while converting: the file did not say');
+  }
+  await checkWorkFolder(work, bounds, 0, 'the converted audio', current);
   const applied = { appliedMode: prepared.mode, modeReason: prepared.reason };
   if (!(await updateForOwner(d.store, input, (tx) => tx.nativeUpdate(Transcription, { jobId: input.jobId }, applied)))) jobStopped();
   return { file: rel(d, prepared.file), bytes: prepared.bytes, mode: prepared.mode, reason: prepared.reason };

@@ -1,6 +1,7 @@
 import { ConfigError } from '../core/errors.js';
 import type { ConfigSection, SectionRows } from '../core/config.js';
-import { baseUrl, int, oneOf, parser, refine, size, text } from '../core/settings.js';
+import { baseUrl, bool, int, oneOf, parser, refine, size, text } from '../core/settings.js';
+import type { SubtitleRules } from './transcripts/cues.js';
 
 /**
  * The kinds of transcription backend (docs/transcription.md, "The transcription backend"): `callback` speaks Gristmill's own
@@ -19,6 +20,20 @@ export interface TranscriptionConfig {
   asrModel: string | undefined;
   /** The spoken language (ISO 639-1) sent to synchronous backends; unset: the model detects it. */
   asrLanguage: string | undefined;
+  /** Ask the backend for speakers (OpenAI `diarized_json`, whisper-asr-webservice `diarize=true`). */
+  asrDiarize: boolean;
+  /** Ask synchronous backends for word times (OpenAI `timestamp_granularities[]=word`, whisper-asr `word_timestamps`). */
+  asrWordTimestamps: boolean;
+  /** How subtitle cues (SRT, VTT) are cut (transcription/transcripts/cues.ts; `subtitleRules` gathers them). */
+  subtitleMaxLineChars: number;
+  subtitleMaxLines: number;
+  subtitleMaxCueMs: number;
+  subtitleMinCueMs: number;
+  subtitleMaxCharsPerSecond: number;
+  /** The longest media a job takes, in seconds (ffprobe before conversion, yt-dlp's filter before a download). */
+  maxDurationSeconds: number;
+  /** The most a job's work folder (download, converted audio, chunks) may hold. */
+  workMaxBytes: number;
   /** Synchronous backends: the largest audio file sent in one request; longer audio is split at silences. */
   asrChunkMaxBytes: number;
   /** Largest webhook body (segment lists of long recordings are large). */
@@ -83,6 +98,44 @@ const ROWS: SectionRows<TranscriptionConfig> = {
     variable: 'ASR_LANGUAGE', section: 'transcription', parse: language,
     meaning: 'the spoken language (ISO 639-1) sent to synchronous backends; unset: the model detects it',
   },
+  asrDiarize: {
+    variable: 'ASR_DIARIZE', section: 'transcription', parse: bool(), default: 'false',
+    meaning:
+      'ask the backend who speaks: `openai` sends `response_format=diarized_json` (gpt-4o-transcribe-diarize), `whisper-asr` ' +
+      '`diarize=true` (its WhisperX engine); the callback contract sends `speaker` per segment when it has one (docs/transcription.md, "Speakers")',
+  },
+  asrWordTimestamps: {
+    variable: 'ASR_WORD_TIMESTAMPS', section: 'transcription', parse: bool(), default: 'true',
+    meaning: 'ask synchronous backends for word times (`timestamp_granularities[]=word`, `word_timestamps=true`); subtitle cues are then cut at words',
+  },
+  subtitleMaxLineChars: {
+    variable: 'SUBTITLE_MAX_LINE_CHARS', section: 'transcription', parse: int(10, 200), default: '42',
+    meaning: 'longest line of a subtitle cue (SRT, VTT), in characters',
+  },
+  subtitleMaxLines: {
+    variable: 'SUBTITLE_MAX_LINES', section: 'transcription', parse: int(1, 4), default: '2',
+    meaning: 'most lines in a subtitle cue',
+  },
+  subtitleMaxCueMs: {
+    variable: 'SUBTITLE_MAX_CUE_MS', section: 'transcription', parse: int(1000, 60_000), default: '7000',
+    meaning: 'longest time a subtitle cue stays on screen',
+  },
+  subtitleMinCueMs: {
+    variable: 'SUBTITLE_MIN_CUE_MS', section: 'transcription', parse: int(0, 10_000), default: '1000',
+    meaning: 'shortest time a subtitle cue stays on screen, where the next one leaves room',
+  },
+  subtitleMaxCharsPerSecond: {
+    variable: 'SUBTITLE_MAX_CPS', section: 'transcription', parse: int(5, 60), default: '17',
+    meaning: 'fastest reading speed asked of a viewer, in characters per second (a cue stays longer, or is cut shorter, to keep to it)',
+  },
+  maxDurationSeconds: {
+    variable: 'TRANSCRIPTION_MAX_DURATION_SECONDS', section: 'transcription', parse: int(1, 30 * 86_400), default: '21600',
+    meaning: 'longest media a job takes (6 h): checked with ffprobe before conversion and by yt-dlp before a download; longer: the job fails with MEDIA_TOO_LONG',
+  },
+  workMaxBytes: {
+    variable: 'TRANSCRIPTION_WORK_MAX_BYTES', section: 'transcription', parse: size(), default: '4gb',
+    meaning: "most a job's work folder (download, converted audio, chunks) may hold; more: the job fails with WORK_FOLDER_TOO_LARGE",
+  },
   asrChunkMaxBytes: {
     variable: 'ASR_CHUNK_MAX_BYTES', section: 'transcription', parse: atLeast64kb, default: '24mb',
     meaning: 'synchronous backends: the largest audio sent in one request; longer audio is split at silences',
@@ -135,6 +188,17 @@ const ROWS: SectionRows<TranscriptionConfig> = {
     meaning: 'ffmpeg conversions at once per worker process; more wait (heartbeating), so CPU-bound work never starves the rest',
   },
 };
+
+/** The subtitle rules as the cue builder takes them. */
+export function subtitleRules(t: TranscriptionConfig): SubtitleRules {
+  return {
+    maxLineChars: t.subtitleMaxLineChars,
+    maxLines: t.subtitleMaxLines,
+    maxCueSeconds: t.subtitleMaxCueMs / 1000,
+    minCueSeconds: t.subtitleMinCueMs / 1000,
+    maxCharsPerSecond: t.subtitleMaxCharsPerSecond,
+  };
+}
 
 /** Transcription's settings (docs/configuration.md, "Transcription"), declared once; runtime/services.ts reads them. */
 export const transcriptionConfiguration: ConfigSection = {

@@ -14,6 +14,7 @@ import {
   parseAnalysis,
 } from './transcripts/audio.js';
 import type { Tool } from '../core/tools.js';
+import { type MediaBounds, mediaTooLong, parseDuration, workFolderTooLarge } from './bounds.js';
 
 /**
  * The media steps of a transcription, on top of ffmpeg and yt-dlp (core/tools.ts). Every run is a child process
@@ -251,26 +252,69 @@ export async function fetchCaptions(ytdlp: Tool, url: string, dir: string, ctx: 
   };
 }
 
-/** Downloads the best audio of a video page (`bestaudio[ext=m4a]/bestaudio/best`); answers the file's path. */
-export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: RunContext & { proxy: string }): Promise<string> {
+/**
+ * Downloads the best audio of a video page (`bestaudio[ext=m4a]/bestaudio/best`); answers the file's path. The
+ * bounds go to yt-dlp, which checks them before it downloads: `--match-filter "duration <=? N"` (a page that gives
+ * no duration passes; ffmpeg measures it before conversion) and `--max-filesize`. A video it skips for them
+ * writes nothing and exits 0: the job fails with MEDIA_TOO_LONG (skipped before the `before_dl` print, or a
+ * duration over the bound) or WORK_FOLDER_TOO_LARGE (stopped after it).
+ */
+export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: RunContext & { proxy: string; bounds: MediaBounds }): Promise<string> {
   await fs.mkdir(dir, { recursive: true });
+  const b = ctx.bounds;
   let stdout = '';
   try {
     ({ stdout } = await runTool(
       ytdlp,
-      [...ytdlpDownload(ctx.proxy), '-f', 'bestaudio[ext=m4a]/bestaudio/best', '-o', 'media.%(ext)s', '--print', 'after_move:filepath', '--', url],
+      [
+        ...ytdlpDownload(ctx.proxy),
+        '-f', 'bestaudio[ext=m4a]/bestaudio/best',
+        '--match-filter', `duration <=? ${b.maxDurationSeconds}`,
+        '--max-filesize', String(b.workMaxBytes),
+        '-o', 'media.%(ext)s',
+        // What the page says, before the download (or the skip): the bound a skipped video is over.
+        '--print', 'before_dl:gristmill-meta %(duration)s %(filesize,filesize_approx)s',
+        '--print', 'after_move:filepath',
+        '--', url,
+      ],
       ctx,
       { cwd: dir, env: YTDLP_ENV },
     ));
   } catch (err) {
     classifyYtDlp(err);
   }
-  const printed = stdout.trim().split('\n').filter(Boolean).at(-1);
+  const lines = stdout.trim().split('\n').filter(Boolean);
+  const meta = lines.find((l) => l.startsWith('gristmill-meta '))?.split(' ');
+  const printed = lines.filter((l) => !l.startsWith('gristmill-meta ')).at(-1);
   const file = printed ? path.resolve(dir, printed) : undefined;
   if (file && (await fs.stat(file).catch(() => undefined))?.isFile()) return file;
   const fallback = (await fs.readdir(dir)).find((f) => f.startsWith('media.') && !f.endsWith('.part'));
-  if (!fallback) throw new Error('yt-dlp finished without writing the audio');
+  if (!fallback) {
+    const seconds = Number(meta?.[1]);
+    const bytes = Number(meta?.[2]);
+    if (Number.isFinite(seconds) && seconds > b.maxDurationSeconds) throw mediaTooLong(seconds, b, 'yt-dlp read it from the page before downloading');
+    if (Number.isFinite(bytes) && bytes > b.workMaxBytes) throw workFolderTooLarge(bytes, b, 'the download');
+    // Skipped by the duration filter: before the `before_dl` print. Stopped at --max-filesize: after it (the size is
+    // often known only once the download starts).
+    if (!meta) throw mediaTooLong(undefined, b, 'yt-dlp read it from the page and skipped the download');
+    throw workFolderTooLarge(undefined, b, 'the download (yt-dlp stopped it at TRANSCRIPTION_WORK_MAX_BYTES)');
+  }
   return path.join(dir, fallback);
+}
+
+/**
+ * How long the media is, from its header, without decoding it: what ffprobe reports, read by ffmpeg itself (the
+ * packaged ffmpeg comes without ffprobe; both print the same `Duration:` line from libavformat). Undefined when the
+ * header does not say (a browser recording's WebM often does not): the conversion is then capped instead.
+ */
+export async function probeDuration(ffmpeg: Tool, input: string, ctx: RunContext): Promise<number | undefined> {
+  try {
+    const { stderr } = await runTool(ffmpeg, ['-hide_banner', '-nostdin', '-i', input, '-t', '0', '-f', 'null', '-'], ctx);
+    return parseDuration(stderr);
+  } catch (err) {
+    if (err instanceof ToolError) throw new PermanentError(`The media has no audio ffmpeg can read: ${err.message}`);
+    throw err;
+  }
 }
 
 /** ffmpeg prints `out_time_ms=...` (how far it got) to stdout twice a second: the heartbeats' details. */
@@ -298,7 +342,15 @@ export interface PreparedAudio {
  * Turns any media into what the backend transcribes: 16 kHz mono 16-bit WAV, through the chosen mode's filters.
  * `auto` first measures the input, then picks a mode (transcription/transcripts/audio.ts).
  */
-export async function prepareAudio(ffmpeg: Tool, input: string, output: string, mode: AudioMode, ctx: RunContext): Promise<PreparedAudio> {
+export async function prepareAudio(
+  ffmpeg: Tool,
+  input: string,
+  output: string,
+  mode: AudioMode,
+  ctx: RunContext,
+  /** Converts at most this many seconds: media whose header gave no length cannot fill the disk. */
+  limitSeconds?: number,
+): Promise<PreparedAudio> {
   let applied: AppliedAudioMode;
   let reason: string;
   let measurement: AudioMeasurement | undefined;
@@ -325,7 +377,7 @@ export async function prepareAudio(ffmpeg: Tool, input: string, output: string, 
   try {
     await runTool(
       ffmpeg,
-      ['-hide_banner', '-nostats', '-nostdin', '-loglevel', 'error', ...FFMPEG_PROGRESS, '-y', '-i', input, '-vn', '-sn', '-dn', ...(filter ? ['-af', filter] : []), '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le',
+      ['-hide_banner', '-nostats', '-nostdin', '-loglevel', 'error', ...FFMPEG_PROGRESS, '-y', '-i', input, '-vn', '-sn', '-dn', ...(filter ? ['-af', filter] : []), ...(limitSeconds ? ['-t', String(limitSeconds)] : []), '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le',
         // A plain 44-byte WAV header: no metadata chunk some recognisers trip over.
         '-map_metadata', '-1', '-fflags', '+bitexact', '-flags:a', '+bitexact', '-f', 'wav', partial],
       ctx,

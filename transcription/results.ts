@@ -7,6 +7,7 @@ import { dedupeSegments } from './transcripts/dedupe.js';
 import { numbered } from './transcripts/segments.js';
 import { renderTranscript, TRANSCRIPT_FORMATS, type TranscriptFormat } from './transcripts/writers.js';
 import type { Config } from '../core/config.js';
+import { subtitleRules } from './configuration.js';
 import { Transcription, TranscriptionWebhook } from './entities.js';
 import { owns } from '../jobs/ownership.js';
 import type { JobPatch, JobStore } from '../jobs/store.js';
@@ -82,14 +83,13 @@ export async function completeTranscript(
     transcriptSource: input.source,
     sourceUrl: row.sourceUrl ?? null,
     createdAt: new Date(),
+    subtitles: subtitleRules(d.config.transcription),
   });
   const finalDir = outputDir(d.config.dataDir, input.jobId);
   const asr = input.source === 'asr' ? backendIdentity(d.config.transcription) : { backend: null, model: null };
   // Written beside the final directory, then renamed into place inside the transaction.
-  const staging = `${finalDir}.${randomBytes(4).toString('hex')}.staging`;
-  await fs.mkdir(staging, { recursive: true });
+  const staging = await stageFiles(finalDir, files);
   try {
-    for (const format of TRANSCRIPT_FORMATS) await fs.writeFile(path.join(staging, resultFileName(format)), files[format]);
     let reason = 'the job is no longer running';
     const { changed } = await d.jobs.update(
       d.em(),
@@ -132,6 +132,14 @@ export async function completeTranscript(
   } finally {
     await fs.rm(staging, { recursive: true, force: true });
   }
+}
+
+/** The result files written beside `finalDir`, in a staging folder of their own, renamed into place by the caller. */
+export async function stageFiles(finalDir: string, files: Record<TranscriptFormat, string>): Promise<string> {
+  const staging = `${finalDir}.${randomBytes(4).toString('hex')}.staging`;
+  await fs.mkdir(staging, { recursive: true });
+  for (const format of TRANSCRIPT_FORMATS) await fs.writeFile(path.join(staging, resultFileName(format)), files[format]);
+  return staging;
 }
 
 /** Fails a running job, and records the webhook call that caused it, in one transaction. */

@@ -178,7 +178,7 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
     {
       method: 'GET',
       path: '/api/jobs/:id/files/:format',
-      summary: 'Download a result file: srt, txt, md or json',
+      summary: 'Download a result file: srt, vtt, txt, md or json',
       description: 'An attachment named after the title. 409 TRANSCRIPT_NOT_READY until the job is done.',
       tags: TAGS,
       responses: {
@@ -190,7 +190,7 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
       handler: async (ctx: Context) => {
         const format = ctx.params.format as TranscriptFormat;
         if (!TRANSCRIPT_FORMATS.includes(format)) {
-          throw new ValidationError(`Unknown format "${format}": use srt, txt, md or json`, 'VALIDATION_ERROR', [
+          throw new ValidationError(`Unknown format "${format}": use ${TRANSCRIPT_FORMATS.join(', ')}`, 'VALIDATION_ERROR', [
             { pointer: '/path/format', message: `must be one of ${TRANSCRIPT_FORMATS.join(', ')}` },
           ]);
         }
@@ -199,6 +199,53 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
         ctx.type = file.contentType;
         ctx.length = (await fs.stat(file.path)).size;
         ctx.body = createReadStream(file.path);
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/api/jobs/:id/speakers',
+      summary: "Name a transcript's speakers",
+      description:
+        '`{"SPEAKER_00": "Ana", "SPEAKER_01": "Ben"}`: every segment of each speaker takes the name, and the result ' +
+        'files are written again (SRT and TXT `Ana: ...`, VTT `<v Ana>`, MD, JSON). Keys are the speakers as the job ' +
+        'shows them (a name given before can be renamed); two keys may get one name. Answers the job with its ' +
+        'segments. 400 UNKNOWN_SPEAKER when a key is not a speaker of the transcript (nothing changes); 409 ' +
+        'TRANSCRIPT_NOT_READY until the job is done.',
+      tags: TAGS,
+      body: transcriptionSchemas.transcriptionSpeakers,
+      responses: {
+        200: jobResponse,
+        400: { description: 'Invalid body, or a key that is not a speaker (UNKNOWN_SPEAKER)', schema: apiSchemas.error },
+        404: notFound,
+        409: { description: 'The job is not done', schema: apiSchemas.error },
+      },
+      handler: async (ctx: Context) => {
+        ctx.body = await service.nameSpeakers(ctx.params.id!, (ctx.request as { body?: unknown }).body as Record<string, string>);
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/api/jobs/:id/segments/:segmentId',
+      summary: "Correct a segment's text",
+      description:
+        '`{"text": "..."}` replaces the text of segment `segmentId` (its `id` in the job\'s segments). Its timing and ' +
+        'speaker stay; the edit is recorded on the segment (`edit.originalText`: what the backend said; ' +
+        '`edit.editedAt`); its word times are dropped (they no longer match); the result files are written again. ' +
+        'Answers the segment. 400 for an empty, over-long (5000 characters) or NUL-carrying text; 404 ' +
+        'SEGMENT_NOT_FOUND; 409 TRANSCRIPT_NOT_READY until the job is done.',
+      tags: TAGS,
+      body: transcriptionSchemas.transcriptionSegmentEdit,
+      responses: {
+        200: { description: 'The corrected segment' },
+        400: { description: 'Invalid body', schema: apiSchemas.error },
+        404: notFound,
+        409: { description: 'The job is not done', schema: apiSchemas.error },
+      },
+      handler: async (ctx: Context) => {
+        const segmentId = Number(ctx.params.segmentId);
+        if (!/^[1-9]\d{0,8}$/.test(ctx.params.segmentId!)) throw new NotFoundError(`The transcript has no segment ${ctx.params.segmentId}`, 'SEGMENT_NOT_FOUND');
+        const body = (ctx.request as { body?: unknown }).body as { text: string };
+        ctx.body = await service.correctSegment(ctx.params.id!, segmentId, body.text);
       },
     },
     {

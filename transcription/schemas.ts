@@ -3,6 +3,8 @@ import transcriptionCreate from './schemas/transcription.create.schema.json' wit
 import transcriptionJobList from './schemas/transcription.job-list.schema.json' with { type: 'json' };
 import transcriptionJob from './schemas/transcription.job.schema.json' with { type: 'json' };
 import transcriptionListQuery from './schemas/transcription.list.query.schema.json' with { type: 'json' };
+import transcriptionSegmentEdit from './schemas/transcription.segment-edit.schema.json' with { type: 'json' };
+import transcriptionSpeakers from './schemas/transcription.speakers.schema.json' with { type: 'json' };
 import transcriptionUpload from './schemas/transcription.upload.schema.json' with { type: 'json' };
 import transcriptionWebhookResult from './schemas/transcription.webhook-result.schema.json' with { type: 'json' };
 import transcriptionWebhook from './schemas/transcription.webhook.schema.json' with { type: 'json' };
@@ -13,6 +15,8 @@ export const transcriptionSchemas = {
   transcriptionJobList: transcriptionJobList as SchemaObject,
   transcriptionJob: transcriptionJob as SchemaObject,
   transcriptionListQuery: transcriptionListQuery as SchemaObject,
+  transcriptionSegmentEdit: transcriptionSegmentEdit as SchemaObject,
+  transcriptionSpeakers: transcriptionSpeakers as SchemaObject,
   transcriptionUpload: transcriptionUpload as SchemaObject,
   transcriptionWebhookResult: transcriptionWebhookResult as SchemaObject,
   transcriptionWebhook: transcriptionWebhook as SchemaObject,

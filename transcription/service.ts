@@ -26,7 +26,9 @@ import {
 } from './contract.js';
 import { TRANSCRIPTION_KIND, TRANSCRIPTION_STATUSES, type TranscriptionStatus } from './kind.js';
 import { uploadDir } from './paths.js';
+import { editTranscript } from './edits.js';
 import { failJob, markDelivery, resultFileName } from './results.js';
+import { correctSegment, renameSpeakers } from './transcripts/edits.js';
 import { tokenMatches } from './tokens.js';
 import { backendJobId, classifyWebhook } from './webhook-payload.js';
 
@@ -190,8 +192,24 @@ export class TranscriptionService {
       throw new ConflictError(`Job ${id} has no transcript yet (it is ${job.status})`, 'TRANSCRIPT_NOT_READY');
     }
     const file = path.join(row.outputDir, resultFileName(format));
+    // A job finished before a format existed (VTT) gets its files written again from its stored segments, once.
+    if (!(await fs.stat(file).catch(() => undefined)) && row.segmentsJson) await editTranscript(this.d, id, (segments) => segments);
     if (!(await fs.stat(file).catch(() => undefined))) throw new NotFoundError(`The ${format} file of job ${id} is missing`, 'FILE_NOT_FOUND');
     return { path: file, fileName: `${fileStem(row.title)}.${format}`, contentType: FORMAT_CONTENT_TYPES[format] };
+  }
+
+  /** Names speakers (transcription/transcripts/edits.ts, renameSpeakers); the files follow. Answers the job with its segments. */
+  async nameSpeakers(id: string, names: Record<string, string>): Promise<JobView> {
+    await this.load(id);
+    await editTranscript(this.d, id, (segments) => renameSpeakers(segments, names));
+    return this.get(id, true);
+  }
+
+  /** Corrects a segment's text (transcription/transcripts/edits.ts, correctSegment); the files follow. Answers the segment. */
+  async correctSegment(id: string, segmentId: number, text: string): Promise<NumberedSegment> {
+    await this.load(id);
+    const segments = await editTranscript(this.d, id, (list) => correctSegment(list, segmentId, text));
+    return segments.find((s) => s.id === segmentId)!;
   }
 
   /**

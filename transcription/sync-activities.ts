@@ -14,6 +14,8 @@ import type { RunRef, StageNote, SyncBackendKind } from './contract.js';
 import { TRANSCRIPTION_STATUSES } from './kind.js';
 import { completeTranscript, type CompleteOutcome, countModelWait, loadTranscription, setStage } from './results.js';
 import { retryLater } from '../activities/retry-later.js';
+import { checkWorkFolder, mediaBounds } from './bounds.js';
+import { runDir } from './paths.js';
 
 /**
  * The steps of a transcription by a synchronous backend (ASR_BACKEND `openai`, `whisper-cpp`, `whisper-asr`;
@@ -66,6 +68,9 @@ export async function splitAudio(
   if (size <= t.asrChunkMaxBytes) {
     return { chunks: [{ file: input.audio, result: result(0), start: 0, seconds: info.seconds, bytes: size }], label };
   }
+  // The chunks are a second copy of the audio.
+  const current = { step: 'chunks', folder: path.basename(dir) };
+  await checkWorkFolder(runDir(d.config.dataDir, input.jobId, input.runId), mediaBounds(d.config.transcription), size, 'splitting the audio into chunks', current);
   const ffmpeg = await d.tools.getFfmpeg();
   // Waiting for an ffmpeg slot, or copying the chunks out, is not being stuck: heartbeats go on meanwhile.
   const silences = await withRunContext(t.mediaTimeoutMs, (ctx, p) =>

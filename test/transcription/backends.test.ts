@@ -178,9 +178,11 @@ beforeAll(async () => {
   clip = { path: file, name: 'job-1.wav', seconds: 3 };
 });
 const call = (b: SyncBackend, signal = new AbortController().signal) => b.transcribe(clip, { signal, timeoutMs: 30_000 });
+const words = (start: number) => ['tone', String(start ? 600 : 400), 'hertz'].map((word, i) => ({ word, start: Math.round((start + i / 3) * 1000) / 1000, end: Math.round((start + (i + 1) / 3) * 1000) / 1000 }));
+/** What the fake hears in `clip`, with the word times every protocol gives when asked. */
 const heard = [
-  { start: 0, end: 1, text: 'tone 400 hertz' },
-  { start: 1.5, end: 2.5, text: 'tone 600 hertz' },
+  { start: 0, end: 1, text: 'tone 400 hertz', words: words(0) },
+  { start: 1.5, end: 2.5, text: 'tone 600 hertz', words: words(1.5) },
 ];
 
 describe('the OpenAI-compatible client', () => {
@@ -194,6 +196,7 @@ describe('the OpenAI-compatible client', () => {
       ['model', 'whisper-1'],
       ['response_format', 'verbose_json'],
       ['timestamp_granularities[]', 'segment'],
+      ['timestamp_granularities[]', 'word'],
       ['temperature', '0'],
       ['language', 'en'],
     ]);
@@ -202,7 +205,8 @@ describe('the OpenAI-compatible client', () => {
 
   it('takes a base URL with or without /v1, and reads LocalAI’s nanoseconds', async () => {
     asr.openaiStyle = 'localai';
-    expect(await call(client({ ASR_BACKEND: 'openai', ASR_BASE_URL: `${asr.url}/v1/` }))).toEqual({ kind: 'segments', segments: heard });
+    const withoutWords = heard.map(({ words: _, ...rest }) => rest);
+    expect(await call(client({ ASR_BACKEND: 'openai', ASR_BASE_URL: `${asr.url}/v1/` }))).toEqual({ kind: 'segments', segments: withoutWords });
     expect(asr.syncRequests.map((r) => r.path)).toEqual(['/v1/audio/transcriptions']);
   });
 
@@ -256,6 +260,91 @@ describe('the OpenAI-compatible client', () => {
     await expect(pending).rejects.toThrow('cancelled by the test');
     await asr.waitFor(() => asr.syncRequests[0]!.aborted, 10_000, 'the server to see the abort');
     expect(asr.syncRequests[0]!.status).toBeUndefined();
+  });
+});
+
+describe('speakers and words', () => {
+  const speakers = (labels: [string, string]) => heard.map((h, i) => ({ ...h, speaker: labels[i]! }));
+
+  it('OpenAI: ASR_DIARIZE asks diarized_json with chunking_strategy=auto, and keeps each segment\'s speaker', async () => {
+    const b = client({ ASR_BACKEND: 'openai', ASR_MODEL: 'gpt-4o-transcribe-diarize', ASR_DIARIZE: 'true' });
+    expect(await call(b)).toEqual({ kind: 'segments', segments: speakers(['A', 'B']).map(({ words: _, ...rest }) => rest) });
+    expect(asr.syncRequests[0]!.fields).toEqual([
+      ['model', 'gpt-4o-transcribe-diarize'],
+      ['response_format', 'diarized_json'],
+      ['chunking_strategy', 'auto'],
+      ['temperature', '0'],
+    ]);
+  });
+
+  it('OpenAI: a model that refuses diarized_json is asked for verbose_json with words, and that is remembered', async () => {
+    const b = client({ ASR_BACKEND: 'openai', ASR_MODEL: 'whisper-1', ASR_DIARIZE: 'true' });
+    expect(await call(b)).toEqual({ kind: 'segments', segments: heard });
+    expect(await call(b)).toEqual({ kind: 'segments', segments: heard });
+    expect(asr.syncRequests.map((r) => [r.status, r.fields.find(([n]) => n === 'response_format')![1]])).toEqual([
+      [400, 'diarized_json'],
+      [200, 'verbose_json'],
+      [200, 'verbose_json'],
+    ]);
+  });
+
+  it('a server that refuses word times is asked for segments only, not for text only', async () => {
+    asr.openaiWordTimes = false;
+    try {
+      const b = client({ ASR_BACKEND: 'openai' });
+      expect(await call(b)).toEqual({ kind: 'segments', segments: heard.map(({ words: _, ...rest }) => rest) });
+      await call(b);
+      expect(asr.syncRequests.map((r) => [r.status, r.fields.filter(([n]) => n === 'timestamp_granularities[]').length])).toEqual([
+        [400, 2],
+        [200, 1],
+        [200, 1],
+      ]);
+    } finally {
+      asr.openaiWordTimes = true;
+    }
+  });
+
+  it('ASR_WORD_TIMESTAMPS=false asks for segments only', async () => {
+    await call(client({ ASR_BACKEND: 'openai', ASR_WORD_TIMESTAMPS: 'false' }));
+    expect(asr.syncRequests[0]!.fields.filter(([n]) => n === 'timestamp_granularities[]')).toEqual([['timestamp_granularities[]', 'segment']]);
+    expect(await call(client({ ASR_BACKEND: 'whisper-asr', ASR_WORD_TIMESTAMPS: 'false' }))).toEqual({ kind: 'segments', segments: heard.map(({ words: _, ...rest }) => rest) });
+    expect(asr.syncRequests[1]!.query).toEqual({ encode: 'true', task: 'transcribe', output: 'json' });
+  });
+
+  it('whisper-asr-webservice with WhisperX: diarize=true and word_timestamps=true; segments keep SPEAKER_00 and their words', async () => {
+    asr.whisperAsrEngine = 'whisperx';
+    try {
+      expect(await call(client({ ASR_BACKEND: 'whisper-asr', ASR_DIARIZE: 'true' }))).toEqual({ kind: 'segments', segments: speakers(['SPEAKER_00', 'SPEAKER_01']) });
+      expect(asr.syncRequests[0]!.query).toEqual({ encode: 'true', task: 'transcribe', output: 'json', word_timestamps: 'true', diarize: 'true' });
+    } finally {
+      asr.whisperAsrEngine = 'faster_whisper';
+    }
+  });
+
+  it('reads speakers and words from any answer: numbered speakers, top-level words matched to segments by time', () => {
+    const body = {
+      segments: [
+        { start: 0, end: 2, text: ' Hello there.', speaker: 0 },
+        { start: 2, end: 4, text: ' Hi!', speaker: 'SPEAKER_01' },
+      ],
+      words: [
+        { word: 'Hello', start: 0.1, end: 0.6 },
+        { word: 'there.', start: 0.7, end: 1.8 },
+        { word: 'Hi!', start: 2.2, end: 2.9 },
+      ],
+    };
+    expect(segmentsFromAnswer(body, 4)).toEqual([
+      { start: 0, end: 2, text: 'Hello there.', speaker: '0', words: [{ word: 'Hello', start: 0.1, end: 0.6 }, { word: 'there.', start: 0.7, end: 1.8 }] },
+      { start: 2, end: 4, text: 'Hi!', speaker: 'SPEAKER_01', words: [{ word: 'Hi!', start: 2.2, end: 2.9 }] },
+    ]);
+  });
+
+  it('stitching moves words with their chunk and tells apart the speakers of different chunks', () => {
+    const part = (speaker: string) => [{ start: 0, end: 1, text: 'a b', speaker, words: [{ word: 'a', start: 0, end: 0.5 }, { word: 'b', start: 0.5, end: 1 }] }];
+    expect(stitchChunks([{ start: 0, segments: part('A') }, { start: 10, segments: part('A') }])).toEqual([
+      { start: 0, end: 1, text: 'a b', speaker: 'A', words: [{ word: 'a', start: 0, end: 0.5 }, { word: 'b', start: 0.5, end: 1 }] },
+      { start: 10, end: 11, text: 'a b', speaker: 'A (part 2)', words: [{ word: 'a', start: 10, end: 10.5 }, { word: 'b', start: 10.5, end: 11 }] },
+    ]);
   });
 });
 

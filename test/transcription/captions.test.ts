@@ -61,7 +61,8 @@ describe('a video-site URL', () => {
     expect(site.hits).toContain('/subs/captioned.en.vtt');
     expect(site.hits).not.toContain('/media/captioned.wav');
     const srt = await (await fetch(`${h.url}/api/jobs/${id}/files/srt`)).text();
-    expect(srt).toBe('1\n00:00:00,000 --> 00:00:02,000\nhello and welcome\n\n2\n00:00:02,010 --> 00:00:04,000\nto the captions\n');
+    // The deduplicated caption segments, cut into subtitle cues again: here one cue of two lines.
+    expect(srt).toBe('1\n00:00:00,000 --> 00:00:04,000\nhello and welcome to the captions\n');
   });
 
   it.each([

@@ -78,7 +78,11 @@ describe('an upload, transcribed by the backend', () => {
     expect(srt.status).toBe(200);
     expect(srt.headers.get('content-type')).toBe('application/x-subrip; charset=utf-8');
     expect(srt.headers.get('content-disposition')).toBe('attachment; filename="My-Talk.srt"');
-    expect(await srt.text()).toContain('1\n00:00:00,000 --> 00:00:02,000\nwelcome to the show\n');
+    // Subtitle cues cut from the segments (transcription/transcripts/cues.ts), not the segments themselves.
+    expect(await srt.text()).toMatch(/^1\n00:00:00,000 --> 00:00:0\d,\d{3}\nwelcome to the show/);
+    const vtt = await fetch(`${h.url}/api/jobs/${id}/files/vtt`);
+    expect([vtt.status, vtt.headers.get('content-type'), vtt.headers.get('content-disposition')]).toEqual([200, 'text/vtt; charset=utf-8', 'attachment; filename="My-Talk.vtt"']);
+    expect(await vtt.text()).toMatch(/^WEBVTT\n\n1\n00:00:00\.000 --> /);
     const md = await fetch(`${h.url}/api/jobs/${id}/files/md`);
     expect(await md.text()).toMatch(/^# My Talk\n/);
     const txt = await (await fetch(`${h.url}/api/jobs/${id}/files/txt`)).text();

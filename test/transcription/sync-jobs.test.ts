@@ -78,6 +78,7 @@ describe('an OpenAI-compatible backend', () => {
         ['model', 'whisper-large-v3-turbo'],
         ['response_format', 'verbose_json'],
         ['timestamp_granularities[]', 'segment'],
+        ['timestamp_granularities[]', 'word'],
         ['temperature', '0'],
       ]);
     }
@@ -94,8 +95,18 @@ describe('an OpenAI-compatible backend', () => {
         ['finalizing', 90, 'Writing the transcript'],
       ]),
     );
+    // The words came with their times, in the whole file's time; the subtitles are cut from them.
+    expect(job.segments[11].words).toEqual([
+      { word: 'tone', start: 11, end: 11.2 },
+      { word: '850', start: 11.2, end: 11.4 },
+      { word: 'hertz', start: 11.4, end: 11.6 },
+    ]);
     const srt = await (await fetch(`${h.url}/api/jobs/${id}/files/srt`)).text();
-    expect(srt).toContain('12\n00:00:11,000 --> 00:00:11,600\ntone 850 hertz\n');
+    // Fewer cues than segments: tones a short pause apart share a cue, up to two lines of 42 characters.
+    const cues = srt.trim().split('\n\n');
+    expect(cues.length).toBeLessThan(12);
+    expect(srt).toMatch(/tone 850 hertz\n$/);
+    for (const cue of cues) for (const line of cue.split('\n').slice(2)) expect(line.length).toBeLessThanOrEqual(42);
     // The work folder (chunks and their segments) is gone.
     await expect.poll(() => fs.stat(path.join(h.stack.dataDir, 'tmp', 'transcription', id)).then(() => true, () => false)).toBe(false);
   });
@@ -227,8 +238,8 @@ describe.each([
     const job = await waitForJob(other.url, created.body.id, isFinished, 60_000);
     expect(job).toMatchObject({ status: 'done', transcript_source: 'asr', asrBackend: backend, asrModel: 'large-v3' });
     expect(job.segments).toEqual([
-      { id: 1, start: 0, end: 1, text: 'tone 400 hertz' },
-      { id: 2, start: 1.5, end: 2.5, text: 'tone 600 hertz' },
+      { id: 1, start: 0, end: 1, text: 'tone 400 hertz', words: expect.arrayContaining([{ word: '400', start: 0.333, end: 0.667 }]) },
+      { id: 2, start: 1.5, end: 2.5, text: 'tone 600 hertz', words: expect.arrayContaining([{ word: '600', start: 1.833, end: 2.167 }]) },
     ]);
     expect(other.asr.syncRequests).toHaveLength(1);
     expect(other.asr.syncRequests[0]).toMatchObject({ ...expected, fileName: `${created.body.id}.wav`, isWav: true, status: 200 });
@@ -250,5 +261,50 @@ describe('a server that takes longer than the heartbeat timeout to answer a chun
     const job = await waitForJob(slow.url, created.body.id, isFinished, 60_000);
     expect(job).toMatchObject({ status: 'done', segments: [expect.objectContaining({ text: 'tone 700 hertz' })] });
     expect(slow.asr.syncRequests).toHaveLength(1);
+  });
+});
+
+describe('speakers and words from whisper-asr-webservice with WhisperX (ASR_DIARIZE=true), in chunks', () => {
+  let wx: TranscriptionHarness;
+  beforeAll(async () => {
+    wx = await startTranscriptionHarness({ env: { ASR_BACKEND: 'whisper-asr', ASR_DIARIZE: 'true', ASR_CHUNK_MAX_BYTES: '150kb' } });
+    wx.asr.whisperAsrEngine = 'whisperx';
+  });
+  afterAll(() => wx?.stop());
+
+  it('keeps each segment’s speaker (labelled per chunk) and words; the files show them, the VTT parses, every cue within the rules', async () => {
+    // Two voices: low tones (the fake's first speaker) and high ones (its second), alternating, 12 s in 3 chunks.
+    const created = await uploadJob(wx.url, { bytes: twelveTones(), name: 'dialogue.wav' }, { mode: 'none' });
+    expect(created.status).toBe(201);
+    const job = await waitForJob(wx.url, created.body.id, isFinished, 60_000);
+    expect(job.status).toBe('done');
+    const requests = wx.asr.syncRequests.filter((r) => r.fileName.startsWith(created.body.id));
+    expect(requests).toHaveLength(3);
+    for (const r of requests) expect(r.query).toMatchObject({ diarize: 'true', word_timestamps: 'true' });
+    // Each tone's speaker by its pitch; chunk n's labels are its own (`SPEAKER_00 (part 2)` is not assumed to be
+    // the first chunk's `SPEAKER_00`).
+    job.segments.forEach((s: { speaker: string; words: unknown[] }, k: number) => {
+      const label = 300 + 50 * k < 500 ? 'SPEAKER_00' : 'SPEAKER_01';
+      expect(s.speaker).toMatch(new RegExp(`^${label}( \\(part [23]\\))?$`));
+      expect(s.words).toHaveLength(3);
+    });
+    expect(job.segments[0].speaker).toBe('SPEAKER_00');
+    expect(job.segments.at(-1).speaker).toBe('SPEAKER_01 (part 3)');
+
+    const vtt = await (await fetch(`${wx.url}/api/jobs/${created.body.id}/files/vtt`)).text();
+    const { WebVTTParser } = await import('webvtt-parser');
+    const parsed = new WebVTTParser().parse(vtt, 'subtitles');
+    expect(parsed.errors).toEqual([]);
+    for (const cue of parsed.cues) {
+      const voice = cue.tree.children[0]!;
+      expect(voice).toMatchObject({ type: 'object', name: 'v' });
+      // The voice of every cue is the speaker of every word in it.
+      const inCue = job.segments.filter((s: { start: number; end: number }) => s.start < cue.endTime && s.end > cue.startTime);
+      for (const s of inCue) expect(s.speaker).toBe(voice.value);
+      expect(cue.endTime - cue.startTime).toBeLessThanOrEqual(7);
+      for (const line of cue.text.replace(/<[^>]+>/g, '').split('\n')) expect(line.length).toBeLessThanOrEqual(42);
+    }
+    const txt = await (await fetch(`${wx.url}/api/jobs/${created.body.id}/files/txt`)).text();
+    expect(txt.startsWith('SPEAKER_00: tone 300 hertz')).toBe(true);
   });
 });

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { buildCues } from '../../transcription/transcripts/cues.js';
+import { toVtt } from '../../transcription/transcripts/writers.js';
 import { isBlankCaptions, parseTimestamp, parseVtt } from '../../transcription/transcripts/vtt.js';
 
 describe('parseTimestamp', () => {
@@ -42,7 +44,7 @@ describe('parseVtt', () => {
     ].join('\r\n');
     expect(parseVtt(vtt)).toEqual([
       { id: 'intro', start: 0, end: 2, text: 'Hello there, general & friends' },
-      { start: 2, end: 4.5, text: "It's over" },
+      { start: 2, end: 4.5, text: "It's over", speaker: 'Kenobi' },
     ]);
   });
 
@@ -56,6 +58,17 @@ describe('parseVtt', () => {
       { start: 0, end: 1, text: 'first' },
       { start: 1, end: 2, text: 'second' },
     ]);
+  });
+
+  it('takes the speaker from a voice span, so captions that say who speaks (and our own VTT) keep their speakers', () => {
+    const vtt = 'WEBVTT\n\n1\n00:00:00.000 --> 00:00:01.000\n<v.loud Ana Lima>Hello &amp; welcome</v>\n\n00:00:01.000 --> 00:00:02.000\n<v Ben>Hi</v>\n\n00:00:02.000 --> 00:00:03.000\nNobody\n';
+    expect(parseVtt(vtt)).toEqual([
+      { start: 0, end: 1, text: 'Hello & welcome', id: '1', speaker: 'Ana Lima' },
+      { start: 1, end: 2, text: 'Hi', speaker: 'Ben' },
+      { start: 2, end: 3, text: 'Nobody' },
+    ]);
+    const segments = [{ start: 0, end: 1.5, text: 'A <b> tag & more.', speaker: 'Ana' }];
+    expect(parseVtt(toVtt(buildCues(segments)))).toEqual([{ start: 0, end: 1.5, text: 'A <b> tag & more.', id: '1', speaker: 'Ana' }]);
   });
 
   it('skips malformed blocks instead of failing', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chooseMode, parseAnalysis } from '../../transcription/transcripts/audio.js';
+import { buildCues } from '../../transcription/transcripts/cues.js';
 import { escapeMarkdown, fileStem, paragraphs, renderTranscript, shortTime, srtTime, toSrt, toTxt } from '../../transcription/transcripts/writers.js';
 
 const segments = [
@@ -19,13 +20,12 @@ describe('transcript writers', () => {
     expect(shortTime(3725)).toBe('1:02:05');
   });
 
-  it('writes SRT: numbered cues, comma milliseconds, a visible duration for instant segments', () => {
-    expect(toSrt(segments)).toBe(
+  it('writes SRT: numbered cues cut to the subtitle rules, comma milliseconds, a visible duration for instant segments', () => {
+    expect(toSrt(buildCues(segments))).toBe(
       [
-        '1\n00:00:00,000 --> 00:00:01,500\nHello and welcome.\n',
-        '2\n00:00:01,500 --> 00:00:03,250\nToday: *durable* pipelines.\n',
-        '3\n00:00:06,000 --> 00:00:07,000\nAfter a pause.\n',
-        '4\n01:02:05,500 --> 01:02:07,125\nAn hour later.\n',
+        '1\n00:00:00,000 --> 00:00:03,250\nHello and welcome.\nToday: *durable* pipelines.\n',
+        '2\n00:00:06,000 --> 00:00:07,000\nAfter a pause.\n',
+        '3\n01:02:05,500 --> 01:02:07,125\nAn hour later.\n',
       ].join('\n'),
     );
     expect(toSrt([])).toBe('');

@@ -19,7 +19,14 @@ import { whisperAsrBackend } from './whisper-asr.js';
 /** The configured synchronous backend; a clear failure when the configuration has none. */
 export function syncBackend(t: TranscriptionConfig): SyncBackend {
   if (!t.asrBaseUrl) throw new PermanentError('No transcription backend is configured (ASR_BASE_URL is not set), and this job needs one');
-  const e: SyncEndpoint = { baseUrl: t.asrBaseUrl, apiKey: t.asrApiKey, model: t.asrModel, language: t.asrLanguage };
+  const e: SyncEndpoint = {
+    baseUrl: t.asrBaseUrl,
+    apiKey: t.asrApiKey,
+    model: t.asrModel,
+    language: t.asrLanguage,
+    diarize: t.asrDiarize,
+    words: t.asrWordTimestamps,
+  };
   switch (t.asrBackend) {
     case 'openai':
     case 'whisper-cpp':

@@ -1,4 +1,4 @@
-import { normalizeSegment, round3, type Segment, seconds } from '../transcripts/segments.js';
+import { normalizeSegment, normalizeWords, round3, type Segment, seconds, type Word } from '../transcripts/segments.js';
 
 /**
  * Reading a synchronous backend's transcript, and stitching the transcripts of an audio file's chunks. Pure.
@@ -29,10 +29,38 @@ function timeScale(items: unknown[], audioSeconds: number): number {
   return 1e-9;
 }
 
+/** A list of timed items (segments or words) with their times multiplied by `scale`. */
+function scaled(items: unknown, scale: number): unknown {
+  if (!Array.isArray(items) || scale === 1) return items;
+  return items.map((item) => {
+    if (!item || typeof item !== 'object') return item;
+    const o = item as Record<string, unknown>;
+    const at = (v: unknown) => (seconds(v) !== undefined ? seconds(v)! * scale : undefined);
+    return { ...o, start: at(o.start), end: at(o.end), ...(Array.isArray(o.words) && { words: scaled(o.words, scale) }) };
+  });
+}
+
+/**
+ * Words given beside the segments (OpenAI's `verbose_json` with `timestamp_granularities[]=word` puts them at the
+ * top level) go to the segment their middle falls in (or the nearest before it); a segment that has words of its
+ * own (whisper.cpp, whisper-asr-webservice, WhisperX) keeps them.
+ */
+function attachWords(segments: Segment[], words: Word[] | undefined): void {
+  if (!words?.length || segments.some((s) => s.words)) return;
+  const byIndex = new Map<number, Word[]>();
+  let at = 0;
+  for (const w of words) {
+    const middle = (w.start + w.end) / 2;
+    while (at + 1 < segments.length && segments[at + 1]!.start <= middle) at++;
+    byIndex.set(at, [...(byIndex.get(at) ?? []), w]);
+  }
+  for (const [i, list] of byIndex) segments[i]!.words = list;
+}
+
 /**
  * The segments of one answer, times in seconds from the start of the audio it was given, within it (0 to
- * `audioSeconds`). An answer with text but no segments is one segment over the whole audio. Undefined when the
- * body is not a transcript at all.
+ * `audioSeconds`), with their speaker (diarizing servers) and words (when asked for) as given. An answer with text
+ * but no segments is one segment over the whole audio. Undefined when the body is not a transcript at all.
  */
 export function segmentsFromAnswer(body: unknown, audioSeconds: number): Segment[] | undefined {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
@@ -40,19 +68,14 @@ export function segmentsFromAnswer(body: unknown, audioSeconds: number): Segment
   if (Array.isArray(o.segments)) {
     const scale = timeScale(o.segments, audioSeconds);
     const out: Segment[] = [];
-    for (const item of o.segments) {
-      if (!item || typeof item !== 'object') continue;
-      const raw = item as Record<string, unknown>;
-      const scaled = {
-        text: raw.text,
-        start: seconds(raw.start) !== undefined ? seconds(raw.start)! * scale : undefined,
-        end: seconds(raw.end) !== undefined ? seconds(raw.end)! * scale : undefined,
-      };
-      const s = normalizeSegment(scaled, out.at(-1)?.end ?? 0);
+    for (const item of scaled(o.segments, scale) as unknown[]) {
+      const s = normalizeSegment(item, out.at(-1)?.end ?? 0);
       if (!s) continue;
       const start = Math.min(s.start, audioSeconds);
-      out.push({ start, end: Math.min(Math.max(s.end, start), audioSeconds), text: s.text });
+      const words = s.words?.map((w) => ({ ...w, start: Math.min(w.start, audioSeconds), end: Math.min(w.end, audioSeconds) }));
+      out.push({ ...s, start, end: Math.min(Math.max(s.end, start), audioSeconds), ...(words && { words }) });
     }
+    attachWords(out, normalizeWords(scaled(o.words, scale)));
     if (out.length || !(typeof o.text === 'string' && o.text.trim())) return out;
   }
   if (typeof o.text === 'string') {
@@ -72,14 +95,19 @@ export interface ChunkTranscript {
 /**
  * The whole transcript: each chunk's segments moved by the chunk's start, in order. A segment that would begin
  * before the previous one ended (a model stretching its last segment past a cut) begins where that one ended.
+ * Speaker labels of the second chunk on get ` (part n)`: PATCH /api/jobs/:id/speakers names them (two labels may
+ * get the same name).
  */
 export function stitchChunks(chunks: readonly ChunkTranscript[]): Segment[] {
   const out: Segment[] = [];
-  for (const chunk of [...chunks].sort((a, b) => a.start - b.start)) {
-    for (const s of chunk.segments) {
+  for (const [part, chunk] of [...chunks].sort((a, b) => a.start - b.start).entries()) {
+    for (const raw of chunk.segments) {
+      // A backend labels the speakers of each request afresh: `A` of one chunk need not be `A` of the next.
+      const s = raw.speaker && part > 0 ? { ...raw, speaker: `${raw.speaker} (part ${part + 1})` } : raw;
       const previousEnd = out.at(-1)?.end ?? 0;
       const start = Math.max(round3(chunk.start + s.start), previousEnd);
-      out.push({ start, end: Math.max(round3(chunk.start + s.end), start), text: s.text });
+      const words = s.words?.map((w) => ({ word: w.word, start: round3(chunk.start + w.start), end: round3(chunk.start + w.end) }));
+      out.push({ ...s, start, end: Math.max(round3(chunk.start + s.end), start), ...(words && { words }) });
     }
   }
   return out;

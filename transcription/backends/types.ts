@@ -37,4 +37,8 @@ export interface SyncEndpoint {
   apiKey: string | undefined;
   model: string | undefined;
   language: string | undefined;
+  /** Ask for speakers (ASR_DIARIZE), where the protocol has a way to. */
+  diarize: boolean;
+  /** Ask for word times (ASR_WORD_TIMESTAMPS), where the protocol has a way to. */
+  words: boolean;
 }

@@ -5,12 +5,22 @@ import { segmentsFromAnswer } from './segments.js';
 
 /**
  * whisper-asr-webservice: `POST {base}/asr?encode=true&task=transcribe&output=json` (plus `&language=` when
- * ASR_LANGUAGE is set), multipart `audio_file`. The answer is Whisper's result as JSON (served as text/plain):
- * `{text, segments: [{id, seek, start, end, text, ...}], language}`, times in seconds. The server runs the model
- * and engine it was started with (its ASR_MODEL and ASR_ENGINE); Gristmill's ASR_MODEL only names it on the job.
+ * ASR_LANGUAGE is set, `&word_timestamps=true` unless ASR_WORD_TIMESTAMPS=false, `&diarize=true` when ASR_DIARIZE
+ * is set), multipart `audio_file`. The answer is Whisper's result as JSON (served as text/plain):
+ * `{text, segments: [{id, seek, start, end, text, words?: [{word, start, end, probability}], ...}], language}`,
+ * times in seconds. With its WhisperX engine and `diarize=true` each segment (and word) also has `speaker`
+ * (`SPEAKER_00`, ...); the other engines ignore `diarize`. The server runs the model and engine it was started
+ * with (its ASR_MODEL and ASR_ENGINE); Gristmill's ASR_MODEL only names it on the job.
  */
 export function whisperAsrBackend(e: SyncEndpoint): SyncBackend {
-  const query = new URLSearchParams({ encode: 'true', task: 'transcribe', output: 'json', ...(e.language && { language: e.language }) });
+  const query = new URLSearchParams({
+    encode: 'true',
+    task: 'transcribe',
+    output: 'json',
+    ...(e.language && { language: e.language }),
+    ...(e.words && { word_timestamps: 'true' }),
+    ...(e.diarize && { diarize: 'true' }),
+  });
   const url = `${e.baseUrl}/asr?${query}`;
   return {
     kind: 'whisper-asr',

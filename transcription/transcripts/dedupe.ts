@@ -14,6 +14,8 @@ import { normalizeSegment, type Segment } from './segments.js';
  *      without case and punctuation), only the words after them are kept; a cue left with no words is dropped.
  * A phrase that a speaker really repeats survives: one repeated word, a repeat inside a cue, and a repeat that is
  * not at the seam between two adjacent cues are never touched. Kept segments never overlap in time.
+ * Speakers and words stay with their segment: cues of different speakers are never compared (two people may say
+ * the same thing), and a trimmed cue keeps the words after the repeat (its words, when they match its text).
  */
 export const HOLD_CUE_SECONDS = 0.05;
 export const MIN_OVERLAP_WORDS = 2;
@@ -56,7 +58,7 @@ export function dedupeSegments(input: unknown): Segment[] {
     if (!cue) continue;
     const cueWords = words(cue.text);
     const kept = out.at(-1);
-    if (prevWords && kept) {
+    if (prevWords && kept && kept.speaker === cue.speaker) {
       const hold = cue.end - cue.start < HOLD_CUE_SECONDS;
       if (hold && containedIn(prevWords, cueWords)) {
         continue;
@@ -76,14 +78,15 @@ export function dedupeSegments(input: unknown): Segment[] {
           continue;
         }
         const start = Math.max(cue.start, kept.end);
-        out.push({ start, end: Math.max(start, cue.end), text: rest.join(' ') });
+        const { words: timed, ...trimmed } = cue;
+        out.push({ ...trimmed, start, end: Math.max(start, cue.end), text: rest.join(' '), ...(timed?.length === cueWords.length && { words: timed.slice(k) }) });
         lastEnd = out.at(-1)!.end;
         continue;
       }
     }
     prevWords = cueWords;
     const start = kept ? Math.max(cue.start, kept.end) : cue.start;
-    out.push({ start, end: Math.max(start, cue.end), text: cue.text });
+    out.push({ ...cue, start, end: Math.max(start, cue.end) });
     lastEnd = out.at(-1)!.end;
   }
   return out;

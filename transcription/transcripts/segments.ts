@@ -6,11 +6,29 @@ export interface Segment {
   start: number;
   end: number;
   text: string;
+  /** Who speaks, as the backend labelled them (`SPEAKER_00`, `A`) or as PATCH /api/jobs/:id/speakers named them. */
+  speaker?: string;
+  /** The segment's words with their own times, when the backend gave them. */
+  words?: Word[];
+}
+
+/** One word and when it is spoken (seconds from the start of the media). */
+export interface Word {
+  start: number;
+  end: number;
+  word: string;
+}
+
+/** A correction of a segment's text (PATCH /api/jobs/:id/segments/:segmentId): what the backend said, and when. */
+export interface SegmentEdit {
+  originalText: string;
+  editedAt: string;
 }
 
 /** A numbered segment, as stored (`segmentsJson`) and written to the JSON file. */
 export interface NumberedSegment extends Segment {
   id: number;
+  edit?: SegmentEdit;
 }
 
 const ENTITIES: Record<string, string> = {
@@ -64,11 +82,52 @@ export function normalizeSegment(item: unknown, previousEnd = 0): Segment | unde
   if (!text) return undefined;
   const start = seconds(o.start) ?? previousEnd;
   const end = seconds(o.end);
-  return { start, end: end !== undefined && end >= start ? end : start, text };
+  const speaker = speakerLabel(o.speaker);
+  const words = normalizeWords(o.words);
+  return { start, end: end !== undefined && end >= start ? end : start, text, ...(speaker && { speaker }), ...(words && { words }) };
+}
+
+/** The longest speaker label or name kept: labels are short (`SPEAKER_00`), names are names. */
+export const MAX_SPEAKER_LENGTH = 100;
+
+/** A speaker label from a backend: a non-empty string or a number (some diarizers number speakers), cleaned. */
+export function speakerLabel(value: unknown): string | undefined {
+  const raw = typeof value === 'number' && Number.isInteger(value) ? String(value) : typeof value === 'string' ? value : undefined;
+  const label = raw && cleanText(raw).slice(0, MAX_SPEAKER_LENGTH);
+  return label || undefined;
+}
+
+/**
+ * A segment's words: objects with the word (`word`, or `text` as some servers name it) and `start`/`end` in
+ * seconds; words without times or text are left out, and times never run backwards. Undefined when none is left.
+ */
+export function normalizeWords(value: unknown): Word[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const out: Word[] = [];
+  for (const item of value) {
+    if (!item || typeof item !== 'object') continue;
+    const o = item as Record<string, unknown>;
+    const raw = typeof o.word === 'string' ? o.word : typeof o.text === 'string' ? o.text : undefined;
+    const word = raw && cleanText(raw);
+    const start = seconds(o.start);
+    const end = seconds(o.end);
+    if (!word || start === undefined || end === undefined) continue;
+    const from = Math.max(start, out.at(-1)?.start ?? 0);
+    out.push({ start: round3(from), end: round3(Math.max(end, from)), word });
+  }
+  return out.length ? out : undefined;
 }
 
 export function numbered(segments: readonly Segment[]): NumberedSegment[] {
-  return segments.map((s, i) => ({ id: i + 1, start: round3(s.start), end: round3(s.end), text: s.text }));
+  return segments.map((s, i) => ({
+    id: i + 1,
+    start: round3(s.start),
+    end: round3(s.end),
+    text: s.text,
+    ...(s.speaker && { speaker: s.speaker }),
+    ...(s.words && { words: s.words.map((w) => ({ start: round3(w.start), end: round3(w.end), word: w.word })) }),
+    ...((s as NumberedSegment).edit && { edit: (s as NumberedSegment).edit }),
+  }));
 }
 
 export const round3 = (n: number): number => Math.round(n * 1000) / 1000;

@@ -2,7 +2,8 @@ import { cleanText, type Segment } from './segments.js';
 
 /**
  * A WebVTT parser for captions as video sites serve them (yt-dlp `--sub-format vtt`): header, NOTE/STYLE/REGION
- * blocks, cue identifiers, cue settings, hour-less timestamps, CRLF, a BOM, inline timing and class tags. Cues with
+ * blocks, cue identifiers, cue settings, hour-less timestamps, CRLF, a BOM, inline timing and class tags, voice
+ * spans (their name becomes the cue's speaker: captions that say who speaks, and Gristmill's own VTT). Cues with
  * no text after cleaning are kept out. Pure; never throws on malformed input (unparsable blocks are skipped).
  */
 export interface Cue extends Segment {
@@ -52,9 +53,13 @@ export function parseVtt(input: string): Cue[] {
     const start = parseTimestamp(timing[1]!);
     const end = parseTimestamp(timing[2]!);
     if (start === undefined || end === undefined) continue;
-    const payload = cleanText(lines.slice(at + 1).join('\n'));
+    const raw = lines.slice(at + 1).join('\n');
+    const payload = cleanText(raw);
     if (!payload) continue;
-    cues.push({ start, end: Math.max(start, end), text: payload, ...(id && { id }) });
+    // A voice span (`<v Ana>`, `<v.loud Ana>`) names the speaker.
+    const voice = /<v(?:\.[^\s>]*)?[ \t]+([^>\n]+)>/.exec(raw);
+    const speaker = voice && cleanText(voice[1]!);
+    cues.push({ start, end: Math.max(start, end), text: payload, ...(id && { id }), ...(speaker && { speaker }) });
   }
   return cues;
 }

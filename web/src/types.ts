@@ -151,7 +151,7 @@ export interface TranscriptionJob {
   asrBackend: string | null;
   asrModel: string | null;
   segmentCount: number | null;
-  files: Record<'srt' | 'txt' | 'md' | 'json', string> | null;
+  files: Record<'srt' | 'vtt' | 'txt' | 'md' | 'json', string> | null;
   createdAt: string;
   segments?: { id: number; start: number; end: number; text: string }[];
 }

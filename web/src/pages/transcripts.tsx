@@ -6,7 +6,7 @@ import type { TranscriptionJob } from '../types.js';
 
 const ACTIVE = new Set(['pending', 'processing']);
 const RETRYABLE = new Set(['failed', 'cancelled']);
-const FORMATS = ['srt', 'txt', 'md', 'json'] as const;
+const FORMATS = ['srt', 'vtt', 'txt', 'md', 'json'] as const;
 
 /** Transcription: submit a link, upload a file or record from the microphone; follow jobs live; download results. */
 export function TranscriptsPage() {
