@@ -16,6 +16,7 @@ import { closeSearch, keywordIndexCacheSize, vectorCache } from '../docindex/sea
 import { buildTinyModel } from '../fakes/tiny-model.js';
 import { realModel } from './quality-model.js';
 import { startReplica } from './replica.js';
+import { startFakeEmbeddings } from '../fakes/fake-embeddings.js';
 import { freePort } from '../fakes/ports.js';
 import { provisionPgvector, startPgvectorPostgres } from '../test/support/pgvector-postgres.js';
 
@@ -144,15 +145,22 @@ function liveMemory(): NodeJS.MemoryUsage {
 }
 
 /**
- * A replica as the image runs it (bench/replica.ts), its query model all-MiniLM-L6-v2 in 8 bits (what the default
- * profile downloads; 384 dimensions like the generated vectors): hybrid queries on every library twice (the first
- * reads its keyword index in the background, the second uses it) and across all, then its resident memory.
+ * A replica as the image runs it (bench/replica.ts): hybrid queries on every library twice (the first reads its
+ * keyword index in the background, the second uses it) and across all, then its resident memory. Its query model is
+ * `local`: all-MiniLM-L6-v2 in 8 bits in its own thread (what the default profile downloads; 384 dimensions like the
+ * generated vectors), or `remote`: an OpenAI-compatible embeddings server (fakes/fake-embeddings.ts), as replicas
+ * sharing one model server would have it.
  */
-async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, libraries: number, log: Logger): Promise<void> {
-  const modelPath = await realModel('all-MiniLM-L6-v2-q');
-  await orm.em.fork().execute(`update embedding_profile set config = ?::jsonb where id = 'bench'`, [JSON.stringify({ modelPath })]);
+async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, libraries: number, embeddings: 'local' | 'remote', log: Logger): Promise<void> {
+  const server = embeddings === 'remote' ? await startFakeEmbeddings({ dimensions: DIMS }) : undefined;
+  const profile =
+    embeddings === 'remote'
+      ? { provider: 'remote-compatible', config: { baseUrl: `${server!.url}/v1` } }
+      : { provider: 'local-transformers', config: { modelPath: await realModel('all-MiniLM-L6-v2-q') } };
+  await orm.em.fork().execute(`update embedding_profile set provider = ?, config = ?::jsonb where id = 'bench'`, [profile.provider, JSON.stringify(profile.config)]);
   const cacheMb = process.env.SEARCH_KEYWORD_CACHE_MB;
-  const replica = await startReplica({ databaseUrl, dataDir, log, env: { SEARCH_VECTORS: 'pgvector', ...(cacheMb && { SEARCH_KEYWORD_CACHE_MB: cacheMb }) } });
+  const env = { SEARCH_VECTORS: 'pgvector', OUTBOUND_ALLOW: '127.0.0.1', ...(cacheMb && { SEARCH_KEYWORD_CACHE_MB: cacheMb }) };
+  const replica = await startReplica({ databaseUrl, dataDir, log, env });
   try {
     const modes = new Map<string, number>();
     const ask = async (libraryId: string, query: string) => {
@@ -170,12 +178,14 @@ async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, lib
     for (let i = 0; i < 30; i++) await ask('*', i % 2 ? 'deploy token' : 'install client');
     const m = await replica.memory();
     const answered = [...modes].map(([mode, n]) => `${n} ${mode}`).join(', ');
+    const model = embeddings === 'local' ? 'all-MiniLM-L6-v2 8-bit in its thread' : 'an embeddings server';
     console.log(
-      `API replica (node dist/bin/api.js, SEARCH_VECTORS=pgvector, query model all-MiniLM-L6-v2 8-bit, SEARCH_KEYWORD_CACHE_MB ${cacheMb ?? 'default'}), ` +
+      `API replica (node dist/bin/api.js, SEARCH_VECTORS=pgvector, query model: ${model}, SEARCH_KEYWORD_CACHE_MB ${cacheMb ?? 'default'}), ` +
         `after ${libraries * 2 + 30} hybrid queries (${answered}) over every library in ${since(t0)}: RSS ${mb(m.rss)}, peak ${mb(m.peak)}`,
     );
   } finally {
     await replica.stop();
+    await server?.close();
   }
 }
 
@@ -222,14 +232,14 @@ export async function scale(): Promise<void> {
     console.log(`sizes: snippet_embedding ${mb(Number(size!.table))} (HNSW index ${mb(Number(size!.hnsw))}), snippet ${mb(Number(size!.snippets))}`);
 
     const large = libId(0);
-    const onlyRecall = process.env.BENCH_SCALE_PHASES === 'recall';
+    const phases = new Set((process.env.BENCH_SCALE_PHASES ?? 'latency,replica,recall').split(','));
     const small = libId(Math.floor(libraries / 2));
     const one = (libraryId: string, mode: string) => (query: string) => retrieveContext(deps, contextParams({ libraryId, query, searchMode: mode }));
     const all = (mode: string) => (query: string) => retrieveAcrossLibraries(deps, contextParams({ libraryId: '*', query, searchMode: mode }));
     // A first pass, as a replica that has served a while: models loaded, keyword indexes read.
-    if (!onlyRecall) for (const ask of [one(large, 'hybrid'), one(small, 'hybrid'), all('hybrid')]) await measure(1, 8, ask);
-    if (!onlyRecall) await new Promise((r) => setTimeout(r, 15_000)); // keyword indexes load in the background
-    for (const [label, ask] of onlyRecall ? [] : [
+    if (phases.has('latency')) for (const ask of [one(large, 'hybrid'), one(small, 'hybrid'), all('hybrid')]) await measure(1, 8, ask);
+    if (phases.has('latency')) await new Promise((r) => setTimeout(r, 15_000)); // keyword indexes load in the background
+    for (const [label, ask] of !phases.has('latency') ? [] : [
       [`one library, ${counts[0]} snippets (HNSW), semantic`, one(large, 'semantic')],
       [`one library, ${counts[0]} snippets (HNSW), hybrid`, one(large, 'hybrid')],
       [`one library, ${counts[Math.floor(libraries / 2)]} snippets (exact), semantic`, one(small, 'semantic')],
@@ -250,8 +260,10 @@ export async function scale(): Promise<void> {
     // What a replica holds besides its keyword indexes, which SEARCH_KEYWORD_CACHE_MB bounds.
     await closeSearch();
     console.log(`  without its keyword indexes: RSS ${mb(liveMemory().rss)}`);
-    if (!onlyRecall) await replicaMemory(orm, pg.url, path.join(dir, 'replica'), libraries, log);
-    for (const i of [0, 2, 5].filter((k) => counts[k]! > EXACT_MAX_ROWS)) {
+    if (phases.has('replica')) {
+      for (const embeddings of ['local', 'remote'] as const) await replicaMemory(orm, pg.url, path.join(dir, `replica-${embeddings}`), libraries, embeddings, log);
+    }
+    for (const i of [0, 2, 5].filter((k) => phases.has('recall') && counts[k]! > EXACT_MAX_ROWS)) {
       const r = await recall(orm, libId(i), 50);
       const sweep = r.byEf.map((x) => `ef_search ${x.ef}: ${x.recall.toFixed(3)} in ${x.ms.toFixed(1)} ms`).join(', ');
       console.log(`recall@10 of HNSW against the exact scan (${r.exactMs.toFixed(1)} ms), ${libId(i)} (${counts[i]} snippets), 50 queries: ${sweep}`);
