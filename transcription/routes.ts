@@ -107,7 +107,7 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
       query: transcriptionSchemas.transcriptionListQuery,
       responses: { 200: { description: 'A page of jobs', schema: transcriptionSchemas.transcriptionJobList } },
       handler: async (ctx: Context) => {
-        const q = ctx.state.query as { status?: never; limit: number; offset: number };
+        const q = ctx.state.query as { status?: never; group?: string; limit: number; offset: number };
         ctx.body = await service.list(q);
       },
     },
