@@ -25,7 +25,7 @@ import {
   workflowIdFor,
 } from './contract.js';
 import { TRANSCRIPTION_KIND, TRANSCRIPTION_STATUSES, type TranscriptionStatus } from './kind.js';
-import { uploadDir } from './paths.js';
+import { PLAYBACK_FILE, playbackDir, uploadDir } from './paths.js';
 import { editTranscript } from './edits.js';
 import { failJob, markDelivery, resultFileName } from './results.js';
 import { correctSegment, renameSpeakers } from './transcripts/edits.js';
@@ -222,6 +222,15 @@ export class TranscriptionService {
     if (!(await fs.stat(file).catch(() => undefined)) && row.segmentsJson) await editTranscript(this.d, id, (segments) => segments);
     if (!(await fs.stat(file).catch(() => undefined))) throw new NotFoundError(`The ${format} file of job ${id} is missing`, 'FILE_NOT_FOUND');
     return { path: file, fileName: `${fileStem(row.title)}.${format}`, contentType: FORMAT_CONTENT_TYPES[format] };
+  }
+
+  /** The job's playback copy (transcription/playback.ts): where it is and its size. 404 when it has none. */
+  async audio(id: string): Promise<{ path: string; size: number }> {
+    await this.load(id);
+    const file = path.join(playbackDir(this.d.config.dataDir, id), PLAYBACK_FILE);
+    const st = await fs.stat(file).catch(() => undefined);
+    if (!st?.isFile()) throw new NotFoundError(`Job ${id} has no audio to play (a transcript from captions has none)`, 'AUDIO_NOT_AVAILABLE');
+    return { path: file, size: st.size };
   }
 
   /** Names speakers (transcription/transcripts/edits.ts, renameSpeakers); the files follow. Answers the job with its segments. */
