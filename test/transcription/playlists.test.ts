@@ -156,4 +156,19 @@ describe('a playlist', () => {
     expect(await h.stack.orm.em.fork().count(Job, { id: { $in: rows.map((r) => r.jobId) } })).toBe(2);
     expect(await getPlaylist(group.id)).toMatchObject({ status: 'expanded', jobCount: 2, counts: { done: 2 } });
   });
+
+  it('cancelled while expanding makes no job', { timeout: 60_000 }, async () => {
+    const em = h.stack.orm.em.fork();
+    const now = new Date();
+    const group = em.create(TranscriptionGroup, { id: crypto.randomUUID(), sourceUrl: 'http://127.0.0.1/cancelled', title: 'x', mode: 'none', status: 'expanding', jobCount: 0, skipped: [], createdAt: now, updatedAt: now });
+    await em.flush();
+    const cancelled = await json(await fetch(`${h.url}/api/playlists/${group.id}`, { method: 'DELETE' }));
+    expect(cancelled).toMatchObject({ status: 'cancelled', jobs: [] });
+    const activities = createPlaylistActivities({ config: h.stack.config, orm: h.stack.orm, jobs: h.stack.jobs, log: createLogger('silent'), temporal: h.stack.temporal });
+    const listing = { title: 'x', entryCount: 1, entries: [{ index: 0, url: `${site.url}/watch/r-one`, title: 'R one', duration: null }], skipped: [] };
+    const made = await new MockActivityEnvironment().run(activities.transcriptionCreatePlaylistJobs, { groupId: group.id, listing });
+    expect(made).toEqual({ jobs: 0, cancelled: true });
+    expect(await h.stack.orm.em.fork().count(Transcription, { groupId: group.id })).toBe(0);
+    expect(await getPlaylist(group.id)).toMatchObject({ status: 'cancelled', jobCount: 0 });
+  });
 });
