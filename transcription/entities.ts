@@ -81,7 +81,7 @@ export interface SkippedEntry {
   index: number;
   url: string | null;
   title: string | null;
-  /** `MEDIA_TOO_LONG`, `UNAVAILABLE` (private, removed, members only), `NO_URL`, `OVER_MAX_ENTRIES`. */
+  /** `UNAVAILABLE` (private, removed, members only), `MEDIA_TOO_LONG`, `DUPLICATE`, `NO_URL`, `NESTED_PLAYLIST`, `OVER_MAX_ENTRIES`. */
   code: string;
   reason: string;
 }

@@ -75,6 +75,10 @@ export function readPlaylist(json: unknown, o: { maxEntries: number; maxDuration
       return skip('UNAVAILABLE', `the entry is ${availability ?? title?.slice(1, -1).toLowerCase()}`);
     }
     if (!url) return skip('NO_URL', 'the listing gives no address for the entry');
+    // A flat listing of a channel's home page lists its tabs (Videos, Shorts, Live) as links to more playlists.
+    if (e.ie_key === 'YoutubeTab' || e._type === 'playlist') {
+      return skip('NESTED_PLAYLIST', 'the entry is a playlist itself (a channel\'s tab): ask for it by its own URL');
+    }
     if (seen.has(url)) return skip('DUPLICATE', 'the same entry is listed earlier in the playlist');
     seen.add(url);
     if (duration !== null && duration > o.maxDurationSeconds) {

@@ -47,6 +47,10 @@ describe('a flat playlist listing', () => {
   it("reads a channel's tabs entry by entry", () => {
     const channel = { _type: 'playlist', title: 'Chan', entries: [{ _type: 'playlist', title: 'Videos', entries: [{ url: 'https://v.example/1', title: 'a' }] }, { _type: 'playlist', title: 'Shorts', entries: [{ url: 'https://v.example/2', title: 'b' }] }] };
     expect(readPlaylist(channel, bounds).entries.map((e) => e.url)).toEqual(['https://v.example/1', 'https://v.example/2']);
+    // Flat, a channel's home page lists its tabs as links to more playlists: reported, not made jobs of.
+    const tabs = { _type: 'playlist', title: 'Chan', entries: [{ _type: 'url', ie_key: 'YoutubeTab', url: 'https://www.youtube.com/@chan/videos', title: 'Chan - Videos' }] };
+    expect(() => readPlaylist(tabs, bounds)).not.toThrow();
+    expect(readPlaylist(tabs, bounds)).toMatchObject({ entries: [], skipped: [{ code: 'NESTED_PLAYLIST', url: 'https://www.youtube.com/@chan/videos' }] });
   });
 
   it('refuses an empty playlist and a single video with stable codes', () => {
