@@ -79,9 +79,23 @@ export interface VideoPage {
   duration?: number;
 }
 
-/** A "video site": GET /watch/<name> is an HTML page, /media/<name>.wav its audio, /subs/<name>.en.vtt its captions. */
+/** An entry of a feed: a page of the site (by name) or any URL, with a title and, optionally, a length. */
+export interface FeedItem {
+  page?: string;
+  url?: string;
+  title: string;
+  /** Seconds, as `<itunes:duration>`: what yt-dlp's flat listing reports before visiting the entry. */
+  duration?: number;
+}
+
+/**
+ * A "video site": GET /watch/<name> is an HTML page, /media/<name>.wav its audio, /subs/<name>.en.vtt its captions,
+ * /feed/<name>.xml a playlist: a podcast RSS feed, which yt-dlp's generic extractor lists as a playlist (each
+ * item's `<link>` an entry, `<itunes:duration>` its length).
+ */
 export class VideoSite {
   readonly pages = new Map<string, VideoPage>();
+  readonly feeds = new Map<string, { title: string; items: FeedItem[] }>();
   readonly hits: string[] = [];
   url = '';
   private server: http.Server | undefined;
@@ -99,9 +113,36 @@ export class VideoSite {
     return `${this.url}/watch/${name}`;
   }
 
+  addFeed(name: string, feed: { title: string; items: FeedItem[] }): string {
+    this.feeds.set(name, feed);
+    return `${this.url}/feed/${name}.xml`;
+  }
+
+  private feed(name: string): string | undefined {
+    const feed = this.feeds.get(name);
+    if (!feed) return undefined;
+    const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    const items = feed.items.map((i) => {
+      const link = i.url ?? `${this.url}/watch/${i.page}`;
+      const duration = i.duration !== undefined ? `<itunes:duration>${i.duration}</itunes:duration>` : '';
+      return `<item><title>${esc(i.title)}</title><link>${esc(link)}</link>${duration}</item>`;
+    });
+    return `<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>${esc(feed.title)}</title><link>${this.url}/</link><description>test feed</description>
+${items.join('\n')}
+</channel></rss>`;
+  }
+
   private serve(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', this.url);
     this.hits.push(url.pathname);
+    const feed = /^\/feed\/([a-z0-9-]+)\.xml$/.exec(url.pathname);
+    if (feed) {
+      const xml = this.feed(feed[1]!);
+      if (xml === undefined) res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+      else res.writeHead(200, { 'Content-Type': 'application/rss+xml; charset=utf-8' }).end(xml);
+      return;
+    }
     const m = /^\/(watch|media|subs)\/([a-z0-9-]+)(?:\.(?:wav|en\.vtt))?$/.exec(url.pathname);
     const page = m ? this.pages.get(m[2]!) : undefined;
     if (!m || !page) {

@@ -171,3 +171,18 @@ export async function relaunchJob(
   }
   return { job: await recordRun(deps, id, runId), changed };
 }
+
+/**
+ * Starts the workflow of a job created earlier whose start was cut off (its creator stopped between the two), and
+ * records its run. A run already started under its workflow id is taken as it is; a job that has an owner or has
+ * finished is left alone.
+ */
+export async function startLaunchedJob(
+  deps: { em: () => EntityManager; jobs: JobStore; temporal: Client; config: Config },
+  job: Job,
+  spec: Pick<LaunchSpec, 'workflowType' | 'queue' | 'args' | 'subject'>,
+): Promise<Job> {
+  if (job.runId || job.completedAt) return job;
+  const handle = await deps.temporal.workflow.start(spec.workflowType, { ...startOptions(deps.config, job, spec), workflowIdConflictPolicy: 'USE_EXISTING' });
+  return recordRun({ em: deps.em(), jobs: deps.jobs }, job.id, handle.firstExecutionRunId);
+}

@@ -13,7 +13,9 @@ import type { RunRef, StageNote } from './contract.js';
 import { TRANSCRIPTION_STATUSES } from './kind.js';
 import { downloadAudio, fetchCaptions, prepareAudio, probeDuration } from './media.js';
 import { checkWorkFolder, mediaBounds, mediaTooLong, WAV_BYTES_PER_SECOND } from './bounds.js';
-import { runDir, uploadDir, workDir } from './paths.js';
+import { playbackDir, runDir, uploadDir, workDir } from './paths.js';
+import { writePlaybackCopy } from './playback.js';
+import type { Tool } from '../core/tools.js';
 import { completeTranscript, type CompleteOutcome, countModelWait, failJob, loadTranscription, markDelivery, setStage, updateForOwner } from './results.js';
 import { callbackUrl, hashToken, newToken } from './tokens.js';
 import { classifyWebhook } from './webhook-payload.js';
@@ -132,9 +134,24 @@ export async function convertAudio(
     throw mediaTooLong(undefined, bounds, 'measured while converting: the file did not say');
   }
   await checkWorkFolder(work, bounds, 0, 'the converted audio', current);
+  await keepPlaybackCopy(d, input, ffmpeg, prepared.file);
   const applied = { appliedMode: prepared.mode, modeReason: prepared.reason };
   if (!(await updateForOwner(d.store, input, (tx) => tx.nativeUpdate(Transcription, { jobId: input.jobId }, applied)))) jobStopped();
   return { file: rel(d, prepared.file), bytes: prepared.bytes, mode: prepared.mode, reason: prepared.reason };
+}
+
+/**
+ * The compressed copy the web page plays a segment from (transcription/playback.ts), made from the converted audio;
+ * outside the work folder, so it stays with the job. A nicety: a failure is logged, the job goes on.
+ */
+async function keepPlaybackCopy(d: TranscriptionDeps, ref: RunRef, ffmpeg: Tool, wav: string): Promise<void> {
+  try {
+    await withRunContext(d.config.transcription.mediaTimeoutMs, (ctx, p) =>
+      d.ffmpegSlots.run(ctx.signal, () => writePlaybackCopy(ffmpeg, wav, playbackDir(d.config.dataDir, ref.jobId), ctx), (turn) => p.waiting(turn)),
+    );
+  } catch (err) {
+    d.log.warn('could not keep a playback copy of the audio', { jobId: ref.jobId, error: (err as Error).message });
+  }
 }
 
 /**

@@ -34,6 +34,8 @@ export interface TranscriptionConfig {
   maxDurationSeconds: number;
   /** The most a job's work folder (download, converted audio, chunks) may hold. */
   workMaxBytes: number;
+  /** The most jobs one playlist or channel URL becomes (its first entries). */
+  playlistMaxEntries: number;
   /** Synchronous backends: the largest audio file sent in one request; longer audio is split at silences. */
   asrChunkMaxBytes: number;
   /** Largest webhook body (segment lists of long recordings are large). */
@@ -135,6 +137,10 @@ const ROWS: SectionRows<TranscriptionConfig> = {
   workMaxBytes: {
     variable: 'TRANSCRIPTION_WORK_MAX_BYTES', section: 'transcription', parse: size(), default: '4gb',
     meaning: "most a job's work folder (download, converted audio, chunks) may hold; more: the job fails with WORK_FOLDER_TOO_LARGE",
+  },
+  playlistMaxEntries: {
+    variable: 'TRANSCRIPTION_PLAYLIST_MAX_ENTRIES', section: 'transcription', parse: int(1, 10_000), default: '50',
+    meaning: 'most jobs a playlist or channel URL becomes (POST /api/playlists): its first entries; the rest are reported, not transcribed',
   },
   asrChunkMaxBytes: {
     variable: 'ASR_CHUNK_MAX_BYTES', section: 'transcription', parse: atLeast64kb, default: '24mb',

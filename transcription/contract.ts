@@ -60,3 +60,12 @@ export interface TranscriptionResult {
 }
 
 export const workflowIdFor = (jobId: string) => `transcription:${jobId}`;
+
+/** A playlist's expansion into jobs (transcription/playlist-activities.ts, `transcriptionPlaylistWorkflow`). */
+export const TRANSCRIPTION_PLAYLIST_WORKFLOW = 'transcriptionPlaylistWorkflow';
+export const playlistWorkflowIdFor = (groupId: string) => `transcription-playlist:${groupId}`;
+
+export interface PlaylistInput {
+  groupId: string;
+  limits: Pick<TranscriptionLimits, 'heartbeatTimeoutMs' | 'mediaTimeoutMs'>;
+}

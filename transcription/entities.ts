@@ -40,8 +40,14 @@ export const Transcription = defineEntity({
     outputDir: p.text().nullable(),
     /** How many times the job was run (1 + retries). */
     runs: p.integer().default(1),
+    /** The playlist (`transcription_group`) this job is an entry of, and its place in it (0-based). */
+    groupId: p.string().nullable(),
+    groupIndex: p.integer().nullable(),
   }),
-  indexes: [{ name: 'transcription_asr_job_id_index', properties: ['asrJobId'] }],
+  indexes: [
+    { name: 'transcription_asr_job_id_index', properties: ['asrJobId'] },
+    { name: 'transcription_group_id_index', properties: ['groupId'] },
+  ],
 });
 export type Transcription = InferEntity<typeof Transcription>;
 
@@ -69,3 +75,41 @@ export const TranscriptionWebhook = defineEntity({
   indexes: [{ name: 'transcription_webhook_job_id_index', properties: ['jobId'] }],
 });
 export type TranscriptionWebhook = InferEntity<typeof TranscriptionWebhook>;
+
+/** An entry of a playlist left out, and why (docs/transcription.md, "Playlists"). */
+export interface SkippedEntry {
+  index: number;
+  url: string | null;
+  title: string | null;
+  /** `UNAVAILABLE` (private, removed, members only), `MEDIA_TOO_LONG`, `DUPLICATE`, `NO_URL`, `NESTED_PLAYLIST`, `OVER_MAX_ENTRIES`. */
+  code: string;
+  reason: string;
+}
+
+/**
+ * A playlist or channel URL turned into one transcription job per entry (transcription/playlists.ts). The jobs
+ * carry its id (`transcription.group_id`); the expansion itself is a workflow (`transcription-playlist:<id>`).
+ */
+export const TranscriptionGroup = defineEntity({
+  name: 'TranscriptionGroup',
+  tableName: 'transcription_group',
+  properties: (p) => ({
+    id: p.string().primary(),
+    sourceUrl: p.text(),
+    /** The playlist's own title once listed (the URL until then). */
+    title: p.text(),
+    mode: p.string(),
+    /** `expanding`, then `expanded`, `failed` (`error` says why, with a stable code) or `cancelled`. */
+    status: p.string(),
+    error: p.text().nullable(),
+    /** Entries the listing gave (all of them, when it says), and the jobs made of them. */
+    entryCount: p.integer().nullable(),
+    jobCount: p.integer().default(0),
+    skipped: p.json<SkippedEntry[]>().default('[]' as never),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+    cancelledAt: p.datetime().nullable(),
+  }),
+  indexes: [{ name: 'transcription_group_source_url_index', properties: ['sourceUrl'] }],
+});
+export type TranscriptionGroup = InferEntity<typeof TranscriptionGroup>;

@@ -303,6 +303,26 @@ export async function downloadAudio(ytdlp: Tool, url: string, dir: string, ctx: 
 }
 
 /**
+ * A playlist's or channel's entries as yt-dlp lists them without visiting each (`--flat-playlist -J`): the first
+ * `end` entries (`--playlist-end`, so a channel of thousands is not paged through). Answers yt-dlp's JSON.
+ */
+export async function listPlaylist(ytdlp: Tool, url: string, dir: string, ctx: RunContext & { proxy: string; end: number }): Promise<unknown> {
+  await fs.mkdir(dir, { recursive: true });
+  const common = ytdlpQuiet(ctx.proxy).filter((a) => a !== '--no-playlist');
+  let stdout = '';
+  try {
+    ({ stdout } = await runTool(ytdlp, [...common, '--yes-playlist', '--flat-playlist', '-J', '--playlist-end', String(ctx.end), '--', url], ctx, { cwd: dir, env: YTDLP_ENV }));
+  } catch (err) {
+    classifyYtDlp(err);
+  }
+  try {
+    return JSON.parse(stdout) as unknown;
+  } catch {
+    throw new PermanentError(`yt-dlp listed the playlist in a form that is not JSON: ${stdout.slice(0, 200)}`);
+  }
+}
+
+/**
  * How long the media is, from its header, without decoding it: what ffprobe reports, read by ffmpeg itself (the
  * packaged ffmpeg comes without ffprobe; both print the same `Duration:` line from libavformat). Undefined when the
  * header does not say (a browser recording's WebM often does not): the conversion is then capped instead.

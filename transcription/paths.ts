@@ -5,13 +5,19 @@ import path from 'node:path';
  * - `uploads/<jobId>/`: the uploaded or recorded file, kept until the job succeeds (a retry reads it again);
  * - `tmp/transcription/<jobId>/<runId>/<step>-<attempt>/`: downloads, captions and the prepared audio, a folder per run
  *   and attempt, removed when the run ends;
- * - `transcripts/<jobId>/`: the result files (SRT, TXT, MD, JSON), the job's `outputDir`.
+ * - `transcripts/<jobId>/`: the result files (SRT, TXT, MD, JSON), the job's `outputDir`;
+ * - `audio/<jobId>/`: the compressed copy of the audio the web page plays (transcription/playback.ts), kept while the
+ *   job is, removed by housekeeping once the job is gone or failed.
  */
 export const uploadDir = (dataDir: string, jobId: string) => path.join(dataDir, 'uploads', safeId(jobId));
 export const workDir = (dataDir: string, jobId: string) => path.join(dataDir, 'tmp', 'transcription', safeId(jobId));
 /** One run's folder inside the job's: each attempt of each step works in a folder of its own below it. */
 export const runDir = (dataDir: string, jobId: string, runId: string) => path.join(workDir(dataDir, jobId), safeId(runId));
 export const outputDir = (dataDir: string, jobId: string) => path.join(dataDir, 'transcripts', safeId(jobId));
+export const playbackDir = (dataDir: string, jobId: string) => path.join(dataDir, 'audio', safeId(jobId));
+/** The playback copy in it, and what it is served as. */
+export const PLAYBACK_FILE = 'audio.webm';
+export const PLAYBACK_CONTENT_TYPE = 'audio/webm';
 
 /** Job ids are UUIDs; anything else must never become a path. */
 function safeId(jobId: string): string {

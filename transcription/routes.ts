@@ -9,8 +9,9 @@ import { lastSeq } from '../jobs/events.js';
 import { apiSchemas } from '../schemas/index.js';
 import { transcriptionSchemas } from './schemas.js';
 import { currentStateEvents } from './kind.js';
-import { uploadDir } from './paths.js';
+import { PLAYBACK_CONTENT_TYPE, uploadDir } from './paths.js';
 import { TranscriptionService } from './service.js';
+import { byteRange } from './byte-range.js';
 import { receiveUpload } from './upload.js';
 import type { RouteFactory } from '../api/deps.js';
 import type { ErrorFormatter } from '../api/errors.js';
@@ -107,7 +108,7 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
       query: transcriptionSchemas.transcriptionListQuery,
       responses: { 200: { description: 'A page of jobs', schema: transcriptionSchemas.transcriptionJobList } },
       handler: async (ctx: Context) => {
-        const q = ctx.state.query as { status?: never; limit: number; offset: number };
+        const q = ctx.state.query as { status?: never; group?: string; limit: number; offset: number };
         ctx.body = await service.list(q);
       },
     },
@@ -199,6 +200,41 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
         ctx.type = file.contentType;
         ctx.length = (await fs.stat(file.path)).size;
         ctx.body = createReadStream(file.path);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/jobs/:id/audio',
+      summary: "The job's audio, to play a segment from",
+      description:
+        'A compressed copy of the audio the job transcribed (Opus in WebM, 24 kbit/s, made with the conversion), for ' +
+        'the web page to play from a segment. Honours `Range` (206, `Content-Range`; 416 out of range), as audio ' +
+        'elements seek with it. 404 AUDIO_NOT_AVAILABLE when the job has none (a transcript from captions, a job ' +
+        'converted before this existed).',
+      tags: TAGS,
+      responses: {
+        200: { description: 'The audio', contentType: PLAYBACK_CONTENT_TYPE },
+        206: { description: 'The range asked for', contentType: PLAYBACK_CONTENT_TYPE },
+        404: notFound,
+        416: { description: 'The range is outside the file' },
+      },
+      handler: async (ctx: Context) => {
+        const file = await service.audio(ctx.params.id!);
+        const range = byteRange(ctx.get('Range') || undefined, file.size);
+        ctx.set('Accept-Ranges', 'bytes');
+        ctx.set('Cache-Control', 'private, no-cache');
+        if (range === 'unsatisfiable') {
+          ctx.status = 416;
+          ctx.set('Content-Range', `bytes */${file.size}`);
+          return;
+        }
+        ctx.type = PLAYBACK_CONTENT_TYPE;
+        if (range) {
+          ctx.status = 206;
+          ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`);
+        }
+        ctx.length = range ? range.end - range.start + 1 : file.size;
+        ctx.body = createReadStream(file.path, range ?? {});
       },
     },
     {

@@ -3,6 +3,7 @@ import transcriptionCreate from './schemas/transcription.create.schema.json' wit
 import transcriptionJobList from './schemas/transcription.job-list.schema.json' with { type: 'json' };
 import transcriptionJob from './schemas/transcription.job.schema.json' with { type: 'json' };
 import transcriptionListQuery from './schemas/transcription.list.query.schema.json' with { type: 'json' };
+import transcriptionPlaylistCreate from './schemas/transcription.playlist-create.schema.json' with { type: 'json' };
 import transcriptionSegmentEdit from './schemas/transcription.segment-edit.schema.json' with { type: 'json' };
 import transcriptionSpeakers from './schemas/transcription.speakers.schema.json' with { type: 'json' };
 import transcriptionUpload from './schemas/transcription.upload.schema.json' with { type: 'json' };
@@ -15,6 +16,7 @@ export const transcriptionSchemas = {
   transcriptionJobList: transcriptionJobList as SchemaObject,
   transcriptionJob: transcriptionJob as SchemaObject,
   transcriptionListQuery: transcriptionListQuery as SchemaObject,
+  transcriptionPlaylistCreate: transcriptionPlaylistCreate as SchemaObject,
   transcriptionSegmentEdit: transcriptionSegmentEdit as SchemaObject,
   transcriptionSpeakers: transcriptionSpeakers as SchemaObject,
   transcriptionUpload: transcriptionUpload as SchemaObject,

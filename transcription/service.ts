@@ -25,7 +25,7 @@ import {
   workflowIdFor,
 } from './contract.js';
 import { TRANSCRIPTION_KIND, TRANSCRIPTION_STATUSES, type TranscriptionStatus } from './kind.js';
-import { uploadDir } from './paths.js';
+import { PLAYBACK_FILE, playbackDir, uploadDir } from './paths.js';
 import { editTranscript } from './edits.js';
 import { failJob, markDelivery, resultFileName } from './results.js';
 import { correctSegment, renameSpeakers } from './transcripts/edits.js';
@@ -66,6 +66,7 @@ export function jobView(job: Job, t: Transcription, segments?: NumberedSegment[]
     segmentCount: t.segmentCount ?? null,
     files: done ? Object.fromEntries(TRANSCRIPT_FORMATS.map((f) => [f, `/api/jobs/${job.id}/files/${f}`])) : null,
     runs: t.runs,
+    groupId: t.groupId ?? null,
     createdAt: job.createdAt.toISOString(),
     updatedAt: job.updatedAt.toISOString(),
     startedAt: job.startedAt?.toISOString() ?? null,
@@ -82,6 +83,8 @@ export interface NewTranscription {
   title?: string;
   mode: AudioMode;
   upload?: { clientName: string; storedName: string; bytes: number };
+  /** The playlist the job is an entry of (transcription/playlists.ts). */
+  group?: { id: string; index: number };
 }
 
 export interface WebhookAnswer {
@@ -92,69 +95,90 @@ export interface WebhookAnswer {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const notFound = (id: string) => new NotFoundError(`Job ${id} not found`, 'JOB_NOT_FOUND');
 
+/** What a job's workflow is started with: its source, mode, backend and the limits of the settings. */
+export function workflowInput(config: Config, job: Job, t: Transcription): TranscriptionInput {
+  const c = config.transcription;
+  return {
+    jobId: job.id,
+    sourceKind: t.sourceKind as SourceKind,
+    mode: t.mode as AudioMode,
+    backend: c.asrBackend,
+    limits: {
+      modelWaitMaxMs: c.modelWaitMaxMs,
+      maxResubmits: c.maxResubmits,
+      webhookTimeoutMs: c.webhookTimeoutMs,
+      heartbeatTimeoutMs: c.heartbeatTimeoutMs,
+      mediaTimeoutMs: c.mediaTimeoutMs,
+    },
+  };
+}
+
+/**
+ * A job and its row, written in one transaction (`within` adds to it, e.g. a playlist's check that it was not
+ * cancelled), then its workflow started (jobs/launch.ts). Shared by the API and the playlist expansion.
+ */
+export async function createTranscriptionJob(
+  d: Pick<ServiceDeps, 'config' | 'em' | 'jobs' | 'temporal'>,
+  input: NewTranscription,
+  within?: (tx: EntityManager) => Promise<void>,
+): Promise<{ job: Job; row: Transcription }> {
+  const id = input.id ?? randomUUID();
+  const title =
+    input.title?.trim() ||
+    (input.sourceKind === 'url'
+      ? input.sourceUrl!
+      : input.sourceKind === 'recording'
+        ? `Recording ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`
+        : path.parse(input.upload?.clientName ?? 'upload').name || 'Upload');
+  let row: Transcription | undefined;
+  const { job } = await launchJob(
+    { em: d.em(), jobs: d.jobs, temporal: d.temporal, config: d.config },
+    {
+      id,
+      kind: TRANSCRIPTION_KIND,
+      status: TRANSCRIPTION_STATUSES.queued,
+      stage: 'queued',
+      workflowId: workflowIdFor(id),
+      workflowType: TRANSCRIPTION_WORKFLOW,
+      queue: 'transcription',
+      args: (job) => [workflowInput(d.config, job, row!)],
+      subject: input.sourceUrl ?? title.slice(0, 300),
+      within: async (tx) => {
+        await within?.(tx);
+        row = tx.create(Transcription, {
+          jobId: id,
+          title: title.slice(0, 300),
+          titleFromUser: Boolean(input.title?.trim()),
+          sourceKind: input.sourceKind,
+          sourceUrl: input.sourceUrl ?? null,
+          uploadFileName: input.upload?.clientName ?? null,
+          uploadStoredName: input.upload?.storedName ?? null,
+          uploadBytes: input.upload?.bytes ?? null,
+          mode: input.mode,
+          runs: 1,
+          modelWaits: 0,
+          groupId: input.group?.id ?? null,
+          groupIndex: input.group?.index ?? null,
+        });
+        await tx.flush();
+      },
+    },
+  );
+  return { job, row: row! };
+}
+
 /** The transcription service behind the HTTP API: create, list, read, cancel, retry, and the webhook. */
 export class TranscriptionService {
   constructor(private readonly d: ServiceDeps) {}
 
   private workflowInput(job: Job, t: Transcription): TranscriptionInput {
-    const c = this.d.config.transcription;
-    return {
-      jobId: job.id,
-      sourceKind: t.sourceKind as SourceKind,
-      mode: t.mode as AudioMode,
-      backend: c.asrBackend,
-      limits: {
-        modelWaitMaxMs: c.modelWaitMaxMs,
-        maxResubmits: c.maxResubmits,
-        webhookTimeoutMs: c.webhookTimeoutMs,
-        heartbeatTimeoutMs: c.heartbeatTimeoutMs,
-        mediaTimeoutMs: c.mediaTimeoutMs,
-      },
-    };
+    return workflowInput(this.d.config, job, t);
   }
 
   /** A job and its row, written in one transaction before its workflow starts (the first activity reads it). */
   async create(input: NewTranscription): Promise<JobView> {
-    const id = input.id ?? randomUUID();
-    const title =
-      input.title?.trim() ||
-      (input.sourceKind === 'url'
-        ? input.sourceUrl!
-        : input.sourceKind === 'recording'
-          ? `Recording ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`
-          : path.parse(input.upload?.clientName ?? 'upload').name || 'Upload');
-    let row: Transcription | undefined;
-    const { job } = await launchJob(
-      { em: this.d.em(), jobs: this.d.jobs, temporal: this.d.temporal, config: this.d.config },
-      {
-        id,
-        kind: TRANSCRIPTION_KIND,
-        status: TRANSCRIPTION_STATUSES.queued,
-        stage: 'queued',
-        workflowId: workflowIdFor(id),
-        workflowType: TRANSCRIPTION_WORKFLOW,
-        queue: 'transcription',
-        args: (job) => [this.workflowInput(job, row!)],
-        subject: input.sourceUrl ?? title.slice(0, 300),
-        within: async (tx) => {
-          row = tx.create(Transcription, {
-            jobId: id,
-            title: title.slice(0, 300),
-            titleFromUser: Boolean(input.title?.trim()),
-            sourceKind: input.sourceKind,
-            sourceUrl: input.sourceUrl ?? null,
-            uploadFileName: input.upload?.clientName ?? null,
-            uploadStoredName: input.upload?.storedName ?? null,
-            uploadBytes: input.upload?.bytes ?? null,
-            mode: input.mode,
-            runs: 1,
-            modelWaits: 0,
-          });
-          await tx.flush();
-        },
-      },
-    );
-    return jobView(job, row!);
+    const { job, row } = await createTranscriptionJob(this.d, input);
+    return jobView(job, row);
   }
 
   private async load(id: string): Promise<{ job: Job; row: Transcription }> {
@@ -176,9 +200,11 @@ export class TranscriptionService {
     return (await this.load(id)).job;
   }
 
-  async list(q: { status?: TranscriptionStatus; limit: number; offset: number }) {
+  async list(q: { status?: TranscriptionStatus; group?: string; limit: number; offset: number }) {
     const em = this.d.em();
-    const where = { kind: TRANSCRIPTION_KIND, ...(q.status && { status: q.status }) };
+    // A playlist's jobs (?group=): their ids, from the rows that name the group.
+    const inGroup = q.group ? (await em.find(Transcription, { groupId: q.group }, { fields: ['jobId'] })).map((r) => r.jobId) : undefined;
+    const where = { kind: TRANSCRIPTION_KIND, ...(q.status && { status: q.status }), ...(inGroup && { id: { $in: inGroup } }) };
     const [jobs, total] = await em.findAndCount(Job, where, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.limit, offset: q.offset });
     const rows = new Map((await em.find(Transcription, { jobId: { $in: jobs.map((j) => j.id) } })).map((r) => [r.jobId, r]));
     const items = jobs.filter((j) => rows.has(j.id)).map((j) => jobView(j, rows.get(j.id)!));
@@ -196,6 +222,15 @@ export class TranscriptionService {
     if (!(await fs.stat(file).catch(() => undefined)) && row.segmentsJson) await editTranscript(this.d, id, (segments) => segments);
     if (!(await fs.stat(file).catch(() => undefined))) throw new NotFoundError(`The ${format} file of job ${id} is missing`, 'FILE_NOT_FOUND');
     return { path: file, fileName: `${fileStem(row.title)}.${format}`, contentType: FORMAT_CONTENT_TYPES[format] };
+  }
+
+  /** The job's playback copy (transcription/playback.ts): where it is and its size. 404 when it has none. */
+  async audio(id: string): Promise<{ path: string; size: number }> {
+    await this.load(id);
+    const file = path.join(playbackDir(this.d.config.dataDir, id), PLAYBACK_FILE);
+    const st = await fs.stat(file).catch(() => undefined);
+    if (!st?.isFile()) throw new NotFoundError(`Job ${id} has no audio to play (a transcript from captions has none)`, 'AUDIO_NOT_AVAILABLE');
+    return { path: file, size: st.size };
   }
 
   /** Names speakers (transcription/transcripts/edits.ts, renameSpeakers); the files follow. Answers the job with its segments. */

@@ -20,7 +20,8 @@ async function newestChange(dir: string): Promise<number> {
 /**
  * Removes per-job folders nobody will read again: `uploads/<id>` of a job that was never created (the API stopped
  * between receiving the file and committing the job), and `tmp/transcription/<id>` of a job that is not running
- * (a worker died before cleaning up after its run). Uploads of failed or cancelled jobs stay: a retry reads them.
+ * (a worker died before cleaning up after its run), and `audio/<id>` (the playback copy) of a job that is gone,
+ * failed or cancelled (a retry makes it again). Uploads of failed or cancelled jobs stay: a retry reads them.
  */
 export async function sweepTranscriptionFiles(em: EntityManager, dataDir: string, log: Logger, now = Date.now()): Promise<string[]> {
   const removed: string[] = [];
@@ -42,8 +43,10 @@ export async function sweepTranscriptionFiles(em: EntityManager, dataDir: string
   };
   const existing = ids('');
   const running = ids('and completed_at is null');
+  const playable = ids(`and (completed_at is null or status = 'done')`);
   await sweep(path.join(dataDir, 'uploads'), existing);
   await sweep(path.join(dataDir, 'tmp', 'transcription'), running);
+  await sweep(path.join(dataDir, 'audio'), playable);
   if (removed.length) log.info('removed files of transcription jobs that will not read them', { folders: removed.length });
   return removed;
 }

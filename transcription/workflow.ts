@@ -10,11 +10,13 @@ import {
 } from '@temporalio/workflow';
 import type { PushActivities } from '../activities/push.js';
 import type { TranscriptionActivities } from './activities.js';
+import type { PlaylistActivities } from './playlist-activities.js';
 import { failureType, isJobStopped } from '../jobs/contract.js';
 import {
   ASR_WEBHOOK_SIGNAL,
   isSyncBackend,
   type RunRef,
+  type PlaylistInput,
   type StageNote,
   type TranscriptionInput,
   type TranscriptionResult,
@@ -247,5 +249,31 @@ class TranscriptionRun {
       await this.a.book.transcriptionIgnoreWebhooks({ deliveryIds: this.notices.splice(0).map((n) => n.deliveryId), reason: 'the job already ended' });
     }
     await this.a.book.transcriptionCleanup({ jobId: this.input.jobId, runId: this.ref.runId });
+  }
+}
+
+/**
+ * A playlist or channel URL becomes one job per entry (docs/transcription.md, "Playlists"): yt-dlp lists it, then the
+ * jobs are created (ids derived from the entries, so a retried step neither loses nor doubles one) and each runs
+ * its own transcriptionWorkflow. A listing that fails (no playlist, empty, an address the guard refuses) fails the
+ * group with its code; cancelling the group (DELETE /api/playlists/:id) stops this too.
+ */
+export async function transcriptionPlaylistWorkflow(input: PlaylistInput): Promise<{ jobs: number; outcome: 'expanded' | 'failed' | 'cancelled' }> {
+  const list = proxyJobActivities<PlaylistActivities>({
+    startToCloseTimeout: input.limits.mediaTimeoutMs,
+    heartbeatTimeout: input.limits.heartbeatTimeoutMs,
+    retry: externalCallRetry(3),
+  });
+  const book = proxyJobActivities<PlaylistActivities>({ startToCloseTimeout: '10 minutes', heartbeatTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
+  try {
+    const listing = await list.transcriptionListPlaylist({ groupId: input.groupId });
+    if ('cancelled' in listing) return { jobs: 0, outcome: 'cancelled' };
+    const made = await book.transcriptionCreatePlaylistJobs({ groupId: input.groupId, listing });
+    return { jobs: made.jobs, outcome: made.cancelled ? 'cancelled' : 'expanded' };
+  } catch (err) {
+    if (isCancellation(err)) return { jobs: 0, outcome: 'cancelled' };
+    const error = failureMessage(err);
+    await CancellationScope.nonCancellable(() => book.transcriptionFailPlaylist({ groupId: input.groupId, error }));
+    return { jobs: 0, outcome: 'failed' };
   }
 }

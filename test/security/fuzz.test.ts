@@ -366,6 +366,7 @@ const FAMILIES = [
   '/api/v1/schema',
   '/api/v1/ledger',
   '/api/jobs',
+  '/api/playlists',
   '/api/webhooks',
   '/api/queue',
   '/api/extract',

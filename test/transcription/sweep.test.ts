@@ -52,4 +52,20 @@ describe('transcription housekeeping', () => {
     for (const gone of [orphanUpload, endedWork, orphanWork]) expect(fs.existsSync(gone), gone).toBe(false);
     for (const kept of [arrivingUpload, retryableUpload, runningWork]) expect(fs.existsSync(kept), kept).toBe(true);
   });
+
+  it('removes the playback copy of a job that is gone, failed or cancelled, and keeps those of done and running jobs', async () => {
+    const old = SWEEP_GRACE_MS + 60_000;
+    const done = await job('done', true);
+    const running = await job('processing', false);
+    const failed = await job('failed', true);
+    const cancelled = await job('cancelled', true);
+    const failedYoung = await job('failed', true);
+    const kept = [folder('audio', done, old), folder('audio', running, old), folder('audio', failedYoung, 1_000)];
+    const gone = [folder('audio', randomUUID(), old), folder('audio', failed, old), folder('audio', cancelled, old)];
+
+    await transcriptionKind.housekeeping!({ em: stack.orm.em.fork(), config: stack.config, log });
+
+    for (const dir of gone) expect(fs.existsSync(dir), dir).toBe(false);
+    for (const dir of kept) expect(fs.existsSync(dir), dir).toBe(true);
+  });
 });

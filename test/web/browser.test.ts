@@ -223,6 +223,59 @@ describe('the web interface, in a browser', () => {
     expect(unexpectedErrors()).toEqual([]);
   });
 
+  /** What the test reads of an audio element (this file is typed without the DOM's types). */
+  type Media = { currentTime: number; error: unknown; pause(): void };
+
+  it('corrects a segment in place, names the speakers and plays the audio from a segment', async () => {
+    screenshotOnFailure('transcripts-corrections');
+    const { page } = b;
+    const demo = asr.result;
+    asr.result = (job) => ({
+      id: job.id,
+      status: 'completed',
+      segments: [
+        { start: 0, end: 1.5, text: 'welcome to gristmil', speaker: 'SPEAKER_00' },
+        { start: 1.5, end: 3, text: 'thanks for having me', speaker: 'SPEAKER_01' },
+      ],
+    });
+    try {
+      await page.getByLabel('Audio or video file').setInputFiles({ name: 'Interview.wav', mimeType: 'audio/wav', buffer: wav({ seconds: 3, pauses: true }) });
+      await page.getByRole('button', { name: 'Upload and transcribe' }).click();
+      const job = page.locator('[data-job-id][data-status="done"]').filter({ hasText: 'Interview' });
+      await job.waitFor({ timeout: 30_000 });
+      const jobId = (await job.getAttribute('data-job-id'))!;
+      const transcript = job.getByTestId('transcript');
+      await transcript.getByText('welcome to gristmil').waitFor();
+
+      // Inline correction: the segment's text changes, the server keeps what the backend said.
+      await job.getByRole('button', { name: 'Edit segment at 00:00' }).click();
+      await job.getByLabel('Text of the segment at 00:00').fill('Welcome to Gristmill.');
+      await job.getByRole('button', { name: 'Save' }).click();
+      await transcript.getByText('Welcome to Gristmill.').waitFor();
+      const stored = await json(await fetch(`${stack.url}/api/jobs/${jobId}`));
+      expect(stored.segments[0]).toMatchObject({ text: 'Welcome to Gristmill.', edit: { originalText: 'welcome to gristmil' } });
+
+      // Speaker names.
+      await job.getByLabel('Name of SPEAKER_00').fill('Ana');
+      await job.getByLabel('Name of SPEAKER_01').fill('Ben');
+      await job.getByRole('button', { name: 'Rename speakers' }).click();
+      await transcript.getByText('Ben:').waitFor();
+      await expect(transcript.textContent()).resolves.toMatch(/Ana:.*Welcome to Gristmill\..*Ben:.*thanks for having me/);
+      expect((await json(await fetch(`${stack.url}/api/jobs/${jobId}`))).segments.map((s: { speaker: string }) => s.speaker)).toEqual(['Ana', 'Ben']);
+
+      // Playing from the second segment: the job's audio, from 1.5 s on.
+      await job.getByRole('button', { name: 'Play from 00:01' }).click();
+      const audio = job.getByLabel('Audio of Interview');
+      await expect.poll(() => audio.evaluate((el) => (el as unknown as Media).currentTime), { timeout: 10_000 }).toBeGreaterThanOrEqual(1.5);
+      expect(await audio.evaluate((el) => (el as unknown as Media).error)).toBeNull();
+      await audio.evaluate((el) => (el as unknown as Media).pause());
+      await b.screenshot('transcript-corrections');
+      expect(unexpectedErrors()).toEqual([]);
+    } finally {
+      asr.result = demo;
+    }
+  });
+
   it('queues a recipe post and shows it succeed, with a link to the recipe in the recipe manager', async () => {
     screenshotOnFailure('recipes');
     const { page } = b;

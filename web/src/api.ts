@@ -86,6 +86,11 @@ export async function apiText(path: string): Promise<string> {
   return (await send(path)).text();
 }
 
+/** A file as a Blob, fetched with the API key (what an element's own `src` request cannot carry). */
+export async function apiBlob(path: string): Promise<Blob> {
+  return (await send(path)).blob();
+}
+
 /** Downloads through fetch (so the API key goes along) and saves the file under the name the server gave. */
 export async function download(path: string): Promise<void> {
   const res = await send(path);

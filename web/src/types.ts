@@ -153,7 +153,19 @@ export interface TranscriptionJob {
   segmentCount: number | null;
   files: Record<'srt' | 'vtt' | 'txt' | 'md' | 'json', string> | null;
   createdAt: string;
-  segments?: { id: number; start: number; end: number; text: string }[];
+  segments?: TranscriptSegment[];
+  /** The playlist (POST /api/playlists) the job is an entry of. */
+  groupId?: string | null;
+}
+
+export interface TranscriptSegment {
+  id: number;
+  start: number;
+  end: number;
+  text: string;
+  speaker?: string;
+  /** Set once corrected: what the backend said, and when. */
+  edit?: { originalText: string; editedAt: string };
 }
 
 export type QueueStatus = 'pending' | 'in_progress' | 'success' | 'error' | 'unhealthy';

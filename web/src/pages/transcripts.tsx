@@ -3,6 +3,7 @@ import { api } from '../api.js';
 import { Badge, DownloadLink, ErrorText, formatClock, formatDate, Notice, Progress, Section, messageOf, useAction, useLiveList } from '../components.js';
 import { PushOptIn } from '../push.js';
 import type { TranscriptionJob } from '../types.js';
+import { TranscriptEditor } from './transcript-editor.js';
 
 const ACTIVE = new Set(['pending', 'processing']);
 const RETRYABLE = new Set(['failed', 'cancelled']);
@@ -311,13 +312,7 @@ function JobRow({ job, openTranscript, onChanged }: { job: TranscriptionJob; ope
           <details open={openTranscript} onToggle={(e) => e.currentTarget.open && loadSegments()}>
             <summary>Transcript{job.segmentCount != null && ` (${job.segmentCount} segment${job.segmentCount === 1 ? '' : 's'})`}</summary>
             {segments ? (
-              <div class="transcript" data-testid="transcript">
-                {segments.map((s) => (
-                  <p key={s.id}>
-                    <span class="time">{formatClock(s.start)}</span> {s.text}
-                  </p>
-                ))}
-              </div>
+              <TranscriptEditor job={job} segments={segments} onSegments={setSegments} />
             ) : (
               <p class="hint">Loading…</p>
             )}
