@@ -13,6 +13,7 @@ export interface FfmpegWrapper {
   arm(): Promise<void>;
   /** The armed conversion has begun. */
   misbehaving(): Promise<boolean>;
+  /** Each run; `analysis` is a measurement (a filter's output thrown away), not the header read of probeDuration. */
   runs(): Promise<{ at: number; args: string[]; conversion: boolean; analysis: boolean }[]>;
 }
 
@@ -50,6 +51,6 @@ if (args.includes('pcm_s16le') && fs.existsSync(path.join(__dirname, 'armed'))) 
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l) as { at: number; args: string[] })
-        .map((r) => ({ ...r, conversion: r.args.includes('pcm_s16le'), analysis: r.args.includes('null') })),
+        .map((r) => ({ ...r, conversion: r.args.includes('pcm_s16le'), analysis: r.args.includes('null') && r.args.includes('-af') })),
   };
 }
