@@ -148,10 +148,20 @@ class IndexBuilder {
     this.lengths.push(count);
   }
 
+  private keyBytes = 0;
+
   private lexemeNumber(lexeme: string): number {
     let l = this.lexemes.get(lexeme);
-    if (l === undefined) this.lexemes.set(lexeme, (l = this.lexemes.size));
+    if (l === undefined) {
+      this.lexemes.set(lexeme, (l = this.lexemes.size));
+      this.keyBytes += 2 * lexeme.length + 80;
+    }
     return l;
+  }
+
+  /** What the finished index will take (KeywordIndex.bytes), from what has been added so far. */
+  get bytes(): number {
+    return 8 + this.list.length * 8 + this.positions.length * 2 + this.lexemes.size * 4 + this.keyBytes + this.ids.length * (100 + 15 + 4);
   }
 
   private posting(lexeme: string, d: number, positions: number[]): void {
@@ -469,8 +479,18 @@ function topBy(items: Int32Array, limit: number, scores: Float64Array, ids: stri
 /** Rows read per round trip while an index loads; the event loop runs between them. */
 const LOAD_PAGE = 1000;
 
-/** Reads a scope's snippets' lexemes into an index, a page at a time through a cursor. */
-export async function loadKeywordIndex(em: EntityManager, scope: Scope): Promise<KeywordIndex> {
+/** A scope's index would not fit in the cache: the load stopped there instead of building it to throw it away. */
+export class KeywordIndexTooLargeError extends Error {
+  constructor(readonly bytes: number) {
+    super(`the keyword index is over ${Math.ceil(bytes / 1048576)} MB`);
+  }
+}
+
+/**
+ * Reads a scope's snippets' lexemes into an index, a page at a time through a cursor; stops with
+ * KeywordIndexTooLargeError as soon as it would take more than `maxBytes`.
+ */
+export async function loadKeywordIndex(em: EntityManager, scope: Scope, maxBytes = Infinity): Promise<KeywordIndex> {
   const builder = new IndexBuilder();
   await em.transactional(async (tx) => {
     // A cursor's query cannot take parameters: PostgreSQL quotes the scope into it (format's %L).
@@ -484,6 +504,7 @@ export async function loadKeywordIndex(em: EntityManager, scope: Scope): Promise
     for (;;) {
       const rows = (await tx.execute(`fetch ${LOAD_PAGE} from keyword_index`)) as { id: string; document_id: string; v: string | null }[];
       for (const r of rows) builder.add(r.id, r.document_id, r.v ?? '');
+      if (builder.bytes > maxBytes) throw new KeywordIndexTooLargeError(builder.bytes);
       if (rows.length < LOAD_PAGE) break;
       await yieldToEvents();
     }

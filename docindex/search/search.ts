@@ -7,7 +7,7 @@ import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
-import { type KeywordIndex, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
+import { type KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
 import { pgvectorTopK, scopeVectors, type ScopeVectors } from './pgvector.js';
 import { ScopeCache } from './scope-cache.js';
 import { UnsupportedQueryError } from './tsquery.js';
@@ -112,7 +112,8 @@ const keywordKey = (scope: Scope, stamp: string) => `${scope.repositoryId}|${sco
 /**
  * Loads the scope's keyword index into this process's cache (or finds it there): undefined when the cache is off, the
  * load failed lately, or the index is too big to keep. A failure is logged and remembered for a minute, so queries
- * meanwhile rank in SQL instead of loading it again and again.
+ * meanwhile rank in SQL instead of loading it again and again; an index too big is remembered until the scope is
+ * re-indexed, and its load stops once it outgrows the cache instead of building it whole to be dropped.
  */
 export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager, scope: Scope, stamp: string): Promise<KeywordIndex | undefined> {
   if (deps.config.searchKeywordCacheBytes <= 0) return undefined;
@@ -120,11 +121,14 @@ export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager,
   const key = keywordKey(scope, stamp);
   if (Date.now() - (keywordIndexFailures.get(key) ?? 0) < KEYWORD_INDEX_RETRY_MS) return undefined;
   try {
-    const index = await keywordIndexes.get(key, () => loadKeywordIndex(em.fork(), scope));
-    if (index.bytes <= deps.config.searchKeywordCacheBytes) return index;
-    keywordIndexFailures.set(key, Date.now());
-    deps.log.warn('the keyword index is bigger than SEARCH_KEYWORD_CACHE_MB; ranking in SQL', { library: scope.repositoryId, mb: Math.ceil(index.bytes / 1048576) });
+    return await keywordIndexes.get(key, () => loadKeywordIndex(em.fork(), scope, deps.config.searchKeywordCacheBytes));
   } catch (err) {
+    if (err instanceof KeywordIndexTooLargeError) {
+      // Its size changes only when it is re-indexed (a new stamp, a new key): never loaded again until then.
+      keywordIndexFailures.set(key, Infinity);
+      deps.log.warn('the keyword index is bigger than SEARCH_KEYWORD_CACHE_MB; ranking in SQL', { library: scope.repositoryId, mb: Math.ceil(err.bytes / 1048576) });
+      return undefined;
+    }
     if (!keywordIndexFailures.has(key)) deps.log.warn('could not load the keyword index; ranking in SQL', { library: scope.repositoryId, error: (err as Error).message });
     keywordIndexFailures.set(key, Date.now());
   }

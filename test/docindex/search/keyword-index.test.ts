@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keywordSearch, tsquery, UNIT, WEIGHTS } from '../../../docindex/search/keyword.js';
-import { KeywordIndex, loadKeywordIndex, parseTsVector, searchKeywordIndex, termQueries } from '../../../docindex/search/keyword-index.js';
+import { KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, parseTsVector, searchKeywordIndex, termQueries } from '../../../docindex/search/keyword-index.js';
 import { termForms } from '../../../docindex/search/keyword-plan.js';
 import { matches, parseTsQuery, tsRank, UnsupportedQueryError } from '../../../docindex/search/tsquery.js';
-import { closeSearch, keywordIndex, search } from '../../../docindex/search/search.js';
+import { closeSearch, keywordIndex, keywordIndexCacheSize, search } from '../../../docindex/search/search.js';
 import { createLogger } from '../../../core/log.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 
@@ -178,6 +178,19 @@ describe('keyword search through the index', () => {
     } finally {
       await sql(`delete from snippet where id = 'b1'`);
     }
+  });
+
+  it('stops reading an index that outgrows the cache, and ranks that scope in SQL from then on', async () => {
+    const whole = await loadKeywordIndex(stack.orm.em.fork(), scope);
+    expect((await loadKeywordIndex(stack.orm.em.fork(), scope, whole.bytes)).bytes).toBe(whole.bytes); // the estimate is the size
+    await expect(loadKeywordIndex(stack.orm.em.fork(), scope, whole.bytes - 1)).rejects.toBeInstanceOf(KeywordIndexTooLargeError);
+    await closeSearch();
+    const small = { ...deps(), config: { ...stack.config, searchKeywordCacheBytes: whole.bytes - 1 } };
+    expect(keywordIndex(small, stack.orm.em.fork(), scope, 'small')).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(keywordIndex(small, stack.orm.em.fork(), scope, 'small')).toBeUndefined();
+    expect(keywordIndexCacheSize()).toEqual({ entries: 0, bytes: 0 });
+    expect((await search(small, stack.orm.em.fork(), { scope, query: 'route handler', mode: 'keyword', alpha: 0, limit: 3, stamp: 'small' })).ranked.length).toBeGreaterThan(0);
   });
 
   it('stays in SQL when the cache is off', async () => {
