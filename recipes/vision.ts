@@ -100,7 +100,7 @@ async function videoFrames(deps: VisionDeps, url: string, dir: string, count: nu
     if (!video) throw new Error('yt-dlp finished without writing the video');
     const ffmpeg = await deps.tools.getFfmpeg();
     await runTool(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-i', path.join(dir, video),
-      '-vf', `select='eq(n\\,0)+gt(scene\\,${SCENE_THRESHOLD})',scale='min(${FRAME_WIDTH}\\,iw)':-2`, '-fps_mode', 'vfr',
+      '-vf', `select='eq(n\\,0)+gt(scene\\,${SCENE_THRESHOLD})',scale='min(${FRAME_WIDTH}\\,iw)':-2`, '-vsync', 'vfr',
       '-frames:v', String(count), '-q:v', '5', path.join(dir, 'frame-%02d.jpg')], run);
     const frames = (await fs.readdir(dir)).filter((f) => /^frame-\d+\.jpg$/.test(f)).sort();
     const out: string[] = [];
