@@ -597,6 +597,8 @@ export interface FakeYtDlpPost {
   media?: string;
   video?: string;
   vtt?: string;
+  /** Downloads fail with this (a video made private or removed since its metadata was read). */
+  downloadError?: string;
 }
 
 /**
@@ -636,6 +638,7 @@ setTimeout(() => {
     if (entry.vtt) fs.writeFileSync('captions.en.vtt', entry.vtt);
     return;
   }
+  if (entry.downloadError) { process.stderr.write('ERROR: ' + entry.downloadError + '\\n'); process.exit(1); }
   const format = opt('-f') || '';
   const file = format.startsWith('bestaudio') ? entry.media : (entry.video || entry.media);
   if (!file) { process.stderr.write('ERROR: [generic] No video formats found\\n'); process.exit(1); }

@@ -16,7 +16,7 @@ export interface SpeechHarness extends RecipeHarness {
   asr: FakeAsr;
   asrPort: number;
   /** A post with a video: its caption, title, length; registered with the fake yt-dlp. */
-  videoPost(name: string, o: { caption: string; title?: string; seconds?: number; pictures?: string[]; video?: string }): Promise<string>;
+  videoPost(name: string, o: { caption: string; title?: string; seconds?: number; pictures?: string[]; video?: string; downloadError?: string }): Promise<string>;
   /** Stops the backend (a backend that is down); `restartAsr` brings it back on the same port. */
   stopAsr(): Promise<void>;
   restartAsr(): Promise<void>;
@@ -75,6 +75,7 @@ export async function startSpeechHarness(o: { env?: Record<string, string>; mana
         },
         media: audio,
         ...(p.video && { video: p.video }),
+        ...(p.downloadError && { downloadError: p.downloadError }),
       };
       await h.ytdlp.set(posts);
       return url;

@@ -78,4 +78,14 @@ describe('a vision model', () => {
     expect(h.llm.requests).toHaveLength(1);
     expect(h.manager.created).toHaveLength(0);
   });
+
+  it('frames of a video made private since: error, saying so, nothing created', async () => {
+    const url = await h.videoPost(name(), { caption: 'Lemon pasta\n- 200 g spaghetti\n- 1 lemon\n1. Boil.\n2. Toss.', title: 'Lemon pasta', video, downloadError: '[Instagram] abc: Private video. Sign in if you have access' });
+    const { body } = await enqueue(h.url, url);
+    const item = await waitForItem(h.url, body.id, undefined, 60_000);
+    expect(item.status).toBe('error');
+    expect(item.error).toMatch(/^The video's frames could not be read: .*Private video/);
+    expect(h.llm.requests).toHaveLength(0);
+    expect(h.manager.created).toHaveLength(0);
+  });
 });
