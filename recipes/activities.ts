@@ -25,7 +25,7 @@ import {
 } from './contract.js';
 import { type ExtractionRecord, extractPost } from './extract.js';
 import { type CallContext, readBytes, request, statusFailure } from '../outbound/http.js';
-import { NoRecipeError, parseWithModel } from './llm.js';
+import { isNoRecipe, parseWithModel } from './llm.js';
 import { type Created, createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from './managers.js';
 import { type Conversion, converts } from './language.js';
 import { finishMealieRecipe } from './mealie-ingredients.js';
@@ -313,9 +313,9 @@ async function recipeParse(deps: RecipeDeps, input: ParseInput): Promise<ParseOu
       );
     } catch (err) {
       // No recipe in the caption: the video's speech may hold it (the speech step, then parsing again).
-      if (!(err instanceof NoRecipeError) || !input.speechFallback) throw err;
-      deps.log.info("no recipe in the caption; the video's speech is transcribed", { itemId: input.itemId, reason: err.message });
-      return { value: { via: 'llm', names: [], noRecipe: err.message }, pause: true, steps: [pictures.step] };
+      if (!isNoRecipe(err) || !input.speechFallback) throw err;
+      deps.log.info("no recipe in the caption; the video's speech is transcribed", { itemId: input.itemId, reason: (err as Error).message });
+      return { value: { via: 'llm', names: [], noRecipe: (err as Error).message }, pause: true, steps: [pictures.step] };
     }
     if (answer.skipped) deps.log.warn('the model answered recipes with no name or nothing to cook from; left out', { itemId: input.itemId, skipped: answer.skipped });
     const results = { ...parsed(answer.recipes), ...(change && { conversion }) };

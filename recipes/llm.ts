@@ -25,8 +25,13 @@ import { checkModelAnswer, fromModel, isUsable, MAX_RECIPES, MODEL_ANSWER_SCHEMA
  * QUEUE_RETRY_ATTEMPTS the item is `unhealthy`. 401/403/404 and other 4xx are permanent (wrong key, model or URL);
  * 408, 429 (with Retry-After) and 5xx recoverable.
  */
-/** The model found no recipe in the post (permanent; the video's speech may still hold one: recipes/speech.ts). */
-export class NoRecipeError extends PermanentError {}
+/**
+ * The code of the PermanentError that says the model found no recipe in the post (the video's speech may still hold
+ * one: recipes/speech.ts). A code, not a subclass: Temporal names a failure's type after the error's class, and only
+ * `PermanentError` is never retried.
+ */
+export const NO_RECIPE = 'NO_RECIPE';
+export const isNoRecipe = (err: unknown): boolean => err instanceof PermanentError && err.code === NO_RECIPE;
 
 /** An image for a model that takes them (LLM_VISION): a `data:` URL, or an http(s) URL the model fetches itself. */
 export interface ModelImage {
@@ -255,10 +260,10 @@ export function recipesFromAnswer(content: string, post: Pick<PostText, 'url' | 
   const { answer } = checked;
   const origin: Origin = { url: post.url, thumbnail: post.thumbnail };
   if (!answer.isRecipe || !answer.recipes.length) {
-    throw new NoRecipeError(`No recipe in the post: ${answer.notRecipeReason?.trim() || 'the language model found none'}`);
+    throw new PermanentError(`No recipe in the post: ${answer.notRecipeReason?.trim() || 'the language model found none'}`, NO_RECIPE);
   }
   const all = answer.recipes.map((r) => fromModel(r, origin));
   const recipes = all.filter(isUsable).slice(0, MAX_RECIPES);
-  if (!recipes.length) throw new NoRecipeError('No recipe in the post: the language model found no name, ingredients or steps');
+  if (!recipes.length) throw new PermanentError('No recipe in the post: the language model found no name, ingredients or steps', NO_RECIPE);
   return { recipes, skipped: all.length - all.filter(isUsable).length };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeLlm } from '../../fakes/recipe-fakes.js';
-import { NoRecipeError, parseWithModel, resetModelCapabilities } from '../../recipes/llm.js';
+import { NO_RECIPE, parseWithModel, resetModelCapabilities } from '../../recipes/llm.js';
+import { PermanentError } from '../../core/errors.js';
 import { failRunning, initialPhases, withStep } from '../../recipes/phases.js';
 import { onlyPointsToVideo, speechPlan } from '../../recipes/speech.js';
 
@@ -70,8 +71,10 @@ describe('images for the model', () => {
     expect(llm.requests[0]!.images).toEqual(['AAAA', 'BBBB']);
   });
 
-  it('an answer with no recipe is a NoRecipeError (the speech step may follow), still permanent', async () => {
+  it('an answer with no recipe is a PermanentError (never retried) whose code says so (the speech step may follow)', async () => {
     llm.script.push({ kind: 'not-recipe' });
-    await expect(parseWithModel({ baseUrl: llm.baseUrl, apiKey: 'k', model: 'm' }, { url: 'https://example.org/p/2', text: 'A cat' }, ctx())).rejects.toBeInstanceOf(NoRecipeError);
+    const failed = parseWithModel({ baseUrl: llm.baseUrl, apiKey: 'k', model: 'm' }, { url: 'https://example.org/p/2', text: 'A cat' }, ctx());
+    await expect(failed).rejects.toBeInstanceOf(PermanentError);
+    await expect(failed).rejects.toMatchObject({ code: NO_RECIPE, constructor: PermanentError });
   });
 });
