@@ -135,7 +135,7 @@ export interface ParseInput extends StepInput {
 /** The speech step's transcription job: its transcript is there already, or its workflow is to be run as a child. */
 export type SpeechStart =
   | { kind: 'transcribed'; jobId: string }
-  | { kind: 'transcribe'; jobId: string; workflowId: string; taskQueue: string; input: TranscriptionInput };
+  | { kind: 'transcribe'; jobId: string; workflowId: string; taskQueue: string; input: TranscriptionInput; subject: string };
 
 /** The speech step's child workflow failed: how the item ends. */
 export interface SpeechFailureInput extends StepInput {

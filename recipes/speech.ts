@@ -170,6 +170,7 @@ export async function recipeSpeechStart(deps: Deps, input: StepInput): Promise<S
     workflowId: deps.config.taskQueuePrefix + transcriptionWorkflowId(jobId),
     taskQueue: taskQueue(deps.config, 'transcription'),
     input: transcriptionInput(deps, jobId),
+    subject: item.url,
   };
 }
 

@@ -7,6 +7,7 @@ import {
   isCancellation,
   workflowInfo,
 } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
 import type { PushActivities } from '../activities/push.js';
 import type { RecipeActivities } from './activities.js';
 import { isJobStopped } from '../jobs/contract.js';
@@ -42,9 +43,9 @@ export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome>
     try {
       const extracted = await phases.recipeExtract(step());
       // The video's speech, before parsing (the caption only points to it), or after the model found no recipe in the caption.
-      if (extracted.speech === 'now') await speechStep(phases, step);
-      const parsed = await phases.recipeParse({ ...step(), ...(extracted.speech === 'fallback' && { speechFallback: true }) });
-      if (parsed.noRecipe) {
+      if (extracted?.speech === 'now') await speechStep(phases, step);
+      const parsed = await phases.recipeParse({ ...step(), ...(extracted?.speech === 'fallback' && { speechFallback: true }) });
+      if (parsed?.noRecipe) {
         await speechStep(phases, step);
         await phases.recipeParse(step());
       }
@@ -93,7 +94,18 @@ async function speechStep(phases: ReturnType<typeof proxyJobActivities<RecipeAct
   const start = await phases.recipeSpeechStart(step());
   if (start.kind === 'transcribe') {
     try {
-      await executeChild(TRANSCRIPTION_WORKFLOW, { workflowId: start.workflowId, taskQueue: start.taskQueue, args: [start.input] });
+      await executeChild(TRANSCRIPTION_WORKFLOW, {
+        workflowId: start.workflowId,
+        taskQueue: start.taskQueue,
+        args: [start.input],
+        // Found in the Temporal UI like any job's workflow (jobs/launch.ts, SEARCH_ATTRIBUTES and the memo).
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: defineSearchAttributeKey('GristmillJobId', SearchAttributeType.KEYWORD), value: start.jobId },
+          { key: defineSearchAttributeKey('GristmillKind', SearchAttributeType.KEYWORD), value: 'transcription' },
+          { key: defineSearchAttributeKey('GristmillSubject', SearchAttributeType.KEYWORD), value: start.subject.slice(0, 1000) },
+        ]),
+        memo: { jobId: start.jobId, kind: 'transcription', subject: start.subject, recipeItemId: step().itemId },
+      });
     } catch (err) {
       if (isCancellation(err) || isJobStopped(err)) throw err;
       const child = err instanceof ChildWorkflowFailure ? err : undefined;
