@@ -84,16 +84,21 @@ export async function recipes(): Promise<void> {
     await ytdlp.set(videos);
     return post;
   };
-  const enqueueAll = async (count: number, speech = false): Promise<string[]> =>
-    Promise.all(
-      Array.from({ length: count }, async () => {
-        const i = n++;
-        const post = speech ? await videoPost(i) : site.add(`bench-${i}`, { title: `Dish ${i}`, caption: recipeCaption(`Dish ${i}`), picture: true });
+  const enqueueAll = async (count: number, speech = false): Promise<string[]> => {
+    // The posts first (the stand-in yt-dlp reads its list from one file), then all queued at once.
+    const posts: string[] = [];
+    for (let k = 0; k < count; k++) {
+      const i = n++;
+      posts.push(speech ? await videoPost(i) : site.add(`bench-${i}`, { title: `Dish ${i}`, caption: recipeCaption(`Dish ${i}`), picture: true }));
+    }
+    return Promise.all(
+      posts.map(async (post) => {
         const res = await fetch(`${url}/api/queue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: post }) });
         if (res.status !== 201) throw new Error(`POST /api/queue answered ${res.status}: ${await res.text()}`);
         return ((await res.json()) as { id: string }).id;
       }),
     );
+  };
   const waitAll = async (ids: string[]) => {
     const deadline = Date.now() + 15 * 60_000;
     for (;;) {
@@ -152,7 +157,10 @@ async function speechRound(r: SpeechRound): Promise<void> {
     const ids = await r.enqueueAll(r.speechItems, speech);
     await r.waitAll(ids);
     const seconds = (performance.now() - t0) / 1000;
-    const jobs = (await r.stack.orm.em.fork().find(Job, { id: { $in: ids } })).filter((j) => j.status === 'success');
+    const all = await r.stack.orm.em.fork().find(Job, { id: { $in: ids } });
+    const errors = [...new Set(all.filter((j) => j.status !== 'success').map((j) => j.error))];
+    if (errors.length) console.log(`  failed: ${errors.join('; ')}`);
+    const jobs = all.filter((j) => j.status === 'success');
     const items = await r.stack.orm.em.fork().find(RecipeItem, { jobId: { $in: ids } });
     const steps = items
       .map((i) => i.phases.find((p) => p.name === 'extraction')?.steps?.find((s) => s.name === 'speech'))
