@@ -85,33 +85,49 @@ async function picture(deps: VisionDeps, link: string, ctx: CallContext, itemId:
   }
 }
 
-/** Up to `count` frames of the post's video as JPEG data URLs: its first frame, then scene changes. */
+/**
+ * Up to `count` frames of the post's video as JPEG data URLs: its first frame, then scene changes. They stay in the
+ * run's folder (removed when the run ends), so parsing asked again after the speech step, or a retried attempt, does
+ * not download the video again.
+ */
 async function videoFrames(deps: VisionDeps, url: string, dir: string, count: number, ctx: CallContext): Promise<string[]> {
+  const done = path.join(dir, 'done');
+  if (!(await fs.stat(done).catch(() => undefined))) {
+    await extractFrames(deps, url, dir, count, ctx);
+    await fs.writeFile(done, '');
+  }
+  const frames = (await fs.readdir(dir)).filter((f) => /^frame-\d+\.jpg$/.test(f)).sort().slice(0, count);
+  const out: string[] = [];
+  for (const f of frames) out.push(`data:image/jpeg;base64,${(await fs.readFile(path.join(dir, f))).toString('base64')}`);
+  return out;
+}
+
+/** The video downloaded (yt-dlp through the guard's proxy), its frames written by ffmpeg, the video removed. */
+async function extractFrames(deps: VisionDeps, url: string, dir: string, count: number, ctx: CallContext): Promise<void> {
   await fs.rm(dir, { recursive: true, force: true });
   await fs.mkdir(dir, { recursive: true });
   const run = { signal: ctx.signal, heartbeat: () => undefined, timeoutMs: Math.max(1000, ctx.deadline - Date.now() - 500) };
+  let video: string | undefined;
   try {
     await deps.guard.checkUrl(url, 'The video');
     const ytdlp = await deps.tools.getYtDlp();
     const args = ['--ignore-config', '--no-playlist', '--no-color', '--no-warnings', '--no-progress', '--proxy', await deps.guard.proxyUrl(),
       '-f', 'best[height<=720]/best', '--max-filesize', MAX_VIDEO_BYTES, '-o', 'video.%(ext)s', '--', url];
     await runTool(ytdlp, args, { ...run, timeoutMs: Math.floor(run.timeoutMs * 0.7) }, { cwd: dir, env: { NO_PROXY: '', no_proxy: '' } });
-    const video = (await fs.readdir(dir)).find((f) => f.startsWith('video.') && !f.endsWith('.part'));
-    if (!video) throw new Error('yt-dlp finished without writing the video');
+    const name = (await fs.readdir(dir)).find((f) => f.startsWith('video.') && !f.endsWith('.part'));
+    if (!name) throw new Error('yt-dlp finished without writing the video');
+    video = path.join(dir, name);
     const ffmpeg = await deps.tools.getFfmpeg();
-    await runTool(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-i', path.join(dir, video),
+    await runTool(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-i', video,
       '-vf', `select='eq(n\\,0)+gt(scene\\,${SCENE_THRESHOLD})',scale='min(${FRAME_WIDTH}\\,iw)':-2`, '-vsync', 'vfr',
       '-frames:v', String(count), '-q:v', '5', path.join(dir, 'frame-%02d.jpg')], run);
-    const frames = (await fs.readdir(dir)).filter((f) => /^frame-\d+\.jpg$/.test(f)).sort();
-    const out: string[] = [];
-    for (const f of frames) out.push(`data:image/jpeg;base64,${(await fs.readFile(path.join(dir, f))).toString('base64')}`);
-    return out;
   } catch (err) {
+    await fs.rm(dir, { recursive: true, force: true });
     if (ctx.signal.aborted) throw err;
     if (err instanceof ToolError && PERMANENT_VIDEO.test(err.stderr)) throw new PermanentError(`The video's frames could not be read: ${err.message}`);
     if (err instanceof ToolError && err.tool === 'ffmpeg') throw new PermanentError(`The video's frames could not be read: ${err.message}`);
     throw err;
-  } finally {
-    await fs.rm(dir, { recursive: true, force: true });
   }
+  // The frames are kept; the video, up to 200 MB, is not.
+  for (const f of await fs.readdir(dir)) if (f.startsWith('video.')) await fs.rm(path.join(dir, f), { force: true });
 }

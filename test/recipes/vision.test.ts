@@ -88,4 +88,18 @@ describe('a vision model', () => {
     expect(h.llm.requests).toHaveLength(0);
     expect(h.manager.created).toHaveLength(0);
   });
+
+  it('the model finding no recipe in the caption and pictures: the speech step, the model again with the same frames, the video downloaded once', async () => {
+    const url = await h.videoPost(name(), { caption: 'Sunday with the family', title: 'Sunday pasta', video });
+    h.llm.script.push({ kind: 'not-recipe' });
+    const downloads = async () => (await h.ytdlp.calls()).filter((a) => a.includes('best[height<=720]/best') && a.at(-1) === url).length;
+    const { body } = await enqueue(h.url, url);
+    const item = await waitForItem(h.url, body.id, undefined, 60_000);
+    expect(item.status).toBe('success');
+    expect(h.llm.requests).toHaveLength(2);
+    expect(h.llm.requests.map((r) => r.images.length)).toEqual([4, 4]);
+    expect(h.llm.requests[1]!.images).toEqual(h.llm.requests[0]!.images);
+    expect(await downloads()).toBe(1);
+    expect(h.manager.created.map((c) => c.raw.name)).toEqual(['Sunday pasta']);
+  });
 });
