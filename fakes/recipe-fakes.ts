@@ -143,9 +143,10 @@ export type LlmAnswer =
 export interface LlmRequest {
   /** `/v1/chat/completions` or Ollama's `/api/chat`. */
   path: string;
+  /** The request's body, each message's content as its text (content parts joined; see `raw` for the parts). */
   body: {
     model: string;
-    messages: { role: string; content: string }[];
+    messages: { role: string; content: string; images?: string[] }[];
     response_format?: { type: string; json_schema?: { name: string; strict: boolean; schema: unknown } };
     /** Ollama: a JSON schema, or "json". */
     format?: unknown;
@@ -154,9 +155,20 @@ export interface LlmRequest {
   };
   authorization: string | undefined;
   at: number;
+  /** The images the request carried: `image_url` parts' URLs, and Ollama's base64 `images`. */
+  images: string[];
+  /** The body as sent: a message's content may be OpenAI content parts (`text`, `image_url`). */
+  raw: { messages: { role: string; content: string | LlmContentPart[]; images?: string[] }[] };
   /** The caller closed the connection before the answer. */
   aborted: boolean;
   status?: number;
+}
+
+export type LlmContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+/** The text of a message, whether a string or content parts. */
+export function messageText(content: string | LlmContentPart[]): string {
+  return typeof content === 'string' ? content : content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
 }
 
 export class FakeLlm {
@@ -173,6 +185,8 @@ export class FakeLlm {
   supportsJsonObject = true;
   /** False: Ollama's `format` takes only "json" (servers before structured outputs). */
   supportsSchemaFormat = true;
+  /** False: a request with images is refused with 400, as a text-only model's server does. */
+  supportsImages = true;
   inFlight = 0;
   maxInFlight = 0;
   private server: http.Server | undefined;
@@ -197,6 +211,7 @@ export class FakeLlm {
     this.supportsJsonSchema = true;
     this.supportsJsonObject = true;
     this.supportsSchemaFormat = true;
+    this.supportsImages = true;
     this.maxInFlight = this.inFlight;
   }
 
@@ -206,8 +221,13 @@ export class FakeLlm {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: '404 page not found' }));
       return;
     }
-    const body = JSON.parse((await readBody(req)).toString('utf8')) as LlmRequest['body'];
-    const record: LlmRequest = { path: req.url!, body, authorization: req.headers.authorization, at: Date.now(), aborted: false };
+    const raw = JSON.parse((await readBody(req)).toString('utf8')) as LlmRequest['raw'] & Omit<LlmRequest['body'], 'messages'>;
+    const images = raw.messages.flatMap((m) => [
+      ...(typeof m.content === 'string' ? [] : m.content.filter((p) => p.type === 'image_url').map((p) => p.image_url.url)),
+      ...(m.images ?? []),
+    ]);
+    const body: LlmRequest['body'] = { ...raw, messages: raw.messages.map((m) => ({ ...m, content: messageText(m.content) })) };
+    const record: LlmRequest = { path: req.url!, body, raw, authorization: req.headers.authorization, at: Date.now(), images, aborted: false };
     this.requests.push(record);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -228,6 +248,9 @@ export class FakeLlm {
       }
       if (!this.supportsJsonObject && body.response_format?.type === 'json_object') {
         return send(400, { error: { message: "Invalid parameter: 'response_format' of type 'json_object' is not supported with this model.", type: 'invalid_request_error', param: 'response_format' } });
+      }
+      if (!this.supportsImages && images.length) {
+        return send(400, { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error', param: 'messages' } });
       }
       if (ollama && !this.supportsSchemaFormat && body.format !== undefined && body.format !== 'json') {
         return send(400, { error: 'invalid format: expected "json" or a JSON schema' });
@@ -567,7 +590,22 @@ export class FakeRecipeManager {
   }
 }
 
-/** A stand-in yt-dlp: `-J` answers for registered URLs (a site extractor's metadata), "Unsupported URL" otherwise. */
+export interface FakeYtDlpPost {
+  info?: Record<string, unknown>;
+  error?: string;
+  sleepMs?: number;
+  media?: string;
+  video?: string;
+  vtt?: string;
+  /** Downloads fail with this (a video made private or removed since its metadata was read). */
+  downloadError?: string;
+}
+
+/**
+ * A stand-in yt-dlp: `-J` answers for registered URLs (a site extractor's metadata), "Unsupported URL" otherwise;
+ * a registered post's captions (`--write-subs`: its info JSON and caption file) and downloads (`-f ... -o`: the
+ * file it was given), as transcription and the recipe queue's frames ask for them.
+ */
 export class FakeYtDlp {
   private constructor(
     readonly dir: string,
@@ -590,9 +628,23 @@ let posts = {};
 try { posts = JSON.parse(fs.readFileSync(path.join(__dirname, 'posts.json'), 'utf8')); } catch {}
 const entry = posts[url];
 if (!entry) { process.stderr.write('ERROR: Unsupported URL: ' + url + '\\n'); process.exit(1); }
+const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 setTimeout(() => {
   if (entry.error) { process.stderr.write('ERROR: ' + entry.error + '\\n'); process.exit(1); }
-  process.stdout.write(JSON.stringify(entry.info));
+  if (args.includes('-J')) { process.stdout.write(JSON.stringify(entry.info)); return; }
+  if (args.includes('--write-subs')) {
+    // Captions: the metadata, and the caption file when the post has one.
+    fs.writeFileSync('captions.info.json', JSON.stringify(entry.info || {}));
+    if (entry.vtt) fs.writeFileSync('captions.en.vtt', entry.vtt);
+    return;
+  }
+  if (entry.downloadError) { process.stderr.write('ERROR: ' + entry.downloadError + '\\n'); process.exit(1); }
+  const format = opt('-f') || '';
+  const file = format.startsWith('bestaudio') ? entry.media : (entry.video || entry.media);
+  if (!file) { process.stderr.write('ERROR: [generic] No video formats found\\n'); process.exit(1); }
+  const out = (opt('-o') || 'media.%(ext)s').replace('%(ext)s', path.extname(file).slice(1));
+  fs.copyFileSync(file, out);
+  if (args.includes('--print')) console.log(path.resolve(out));
 }, entry.sleepMs || 0);
 `,
       { mode: 0o755 },
@@ -601,7 +653,11 @@ setTimeout(() => {
     return new FakeYtDlp(dir, file);
   }
 
-  async set(posts: Record<string, { info?: Record<string, unknown>; error?: string; sleepMs?: number }>): Promise<void> {
+  /**
+   * The posts it knows, by URL: `info` is the `-J` metadata; `media` (a file) what a download of its audio gets and
+   * `video` (a file) what a download of its video gets (else `media`); `vtt` its captions (else none).
+   */
+  async set(posts: Record<string, FakeYtDlpPost>): Promise<void> {
     await fs.writeFile(path.join(this.dir, 'posts.json'), JSON.stringify(posts));
   }
 

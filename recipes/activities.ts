@@ -12,20 +12,26 @@ import { jobStopped, owns } from '../jobs/ownership.js';
 import { removeWorkFolder } from '../jobs/work-folders.js';
 import type { PushPayload } from '../push/service.js';
 import {
+  type ExtractOutcome,
+  type ParseInput,
   type PhaseName,
+  type PhaseStep,
   type QueueStatus,
   RECIPE_STATUSES,
   type RecipeEntry,
   type RecipeResults,
+  type SpeechFailureInput,
   type StepInput,
 } from './contract.js';
 import { type ExtractionRecord, extractPost } from './extract.js';
 import { type CallContext, readBytes, request, statusFailure } from '../outbound/http.js';
-import { parseWithModel } from './llm.js';
+import { isNoRecipe, parseWithModel } from './llm.js';
 import { type Created, createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from './managers.js';
 import { type Conversion, converts } from './language.js';
 import { finishMealieRecipe } from './mealie-ingredients.js';
-import { overallProgress, withPhase } from './phases.js';
+import { overallProgress, withPhase, withStep } from './phases.js';
+import { recipeSpeechFailed, recipeSpeechFinish, recipeSpeechStart, speechPlan } from './speech.js';
+import { collectImages } from './vision.js';
 import type { SchemaRecipe } from './recipe.js';
 import { type Tool, Tools } from '../core/tools.js';
 import type { ActivityDeps } from '../activities/deps.js';
@@ -39,11 +45,13 @@ const MAX_PICTURE_BYTES = 10 * 1024 * 1024;
 const PICTURE_EXTENSIONS: Record<string, string> = { 'image/jpeg': 'jpg', 'image/png': 'png', 'image/webp': 'webp', 'image/gif': 'gif', 'image/avif': 'avif' };
 
 /** What the steps are given: the worker's dependencies, and what the recipe queue makes of them once per worker. */
-export interface RecipeDeps extends Pick<ActivityDeps, 'config' | 'orm' | 'jobs'> {
+export interface RecipeDeps extends Pick<ActivityDeps, 'config' | 'orm' | 'jobs' | 'temporal'> {
   log: Logger;
   /** The post and its picture are users' URLs; the model and the recipe manager are the operator's. */
   guard: OutboundGuard;
   ytdlp: (ctx: CallContext) => Promise<Tool | undefined>;
+  /** ffmpeg (and yt-dlp) for the video's frames. */
+  tools: Tools;
 }
 /** What writing an item's phases takes. */
 type Store = Pick<RecipeDeps, 'orm' | 'jobs'>;
@@ -59,6 +67,8 @@ export interface ParseOutcome {
   mode?: string;
   /** The recipes' names, in the order of the post. */
   names: string[];
+  /** The model found no recipe in the caption, and the video's speech may have one: the speech step comes next. */
+  noRecipe?: string;
 }
 
 /** What a phase wrote when it completed. */
@@ -68,6 +78,10 @@ interface PhaseResult<T> {
   extraction?: ExtractionRecord;
   /** The last phase: the item is `success` in the same transaction. */
   final?: boolean;
+  /** The phase is not done yet (the speech step comes next): it stays `in_progress`, its result written. */
+  pause?: boolean;
+  /** Steps of the phase to record with its completion. */
+  steps?: PhaseStep[];
 }
 
 function stopped(): never {
@@ -153,6 +167,7 @@ async function complete({ orm, jobs }: Store, input: StepInput, phase: PhaseName
     input.itemId,
     (job) => {
       if (!owns(job, input.runId)) return null;
+      if (out.pause) return { progress: overallProgress(phase, false), stageDetail: null };
       return out.final
         ? { status: RECIPE_STATUSES.done, progress: 100, stage: phase, stageDetail: null, error: null, completedAt: now }
         : { progress: overallProgress(phase, true), stageDetail: null };
@@ -160,7 +175,10 @@ async function complete({ orm, jobs }: Store, input: StepInput, phase: PhaseName
     {
       within: async (tx) => {
         const item = await tx.findOneOrFail(RecipeItem, { jobId: input.itemId });
-        item.phases = withPhase(item.phases, phase, (p) => ({ ...p, status: 'completed', completedAt: now.toISOString(), progress: 100 }));
+        const phases = (out.steps ?? []).reduce((all, s) => withStep(all, phase, s), item.phases);
+        item.phases = withPhase(phases, phase, (p) =>
+          out.pause ? { ...p, progress: 50 } : { ...p, status: 'completed', completedAt: now.toISOString(), progress: 100 },
+        );
         if (out.results) item.results = { ...item.results, ...out.results };
         if (out.extraction) item.extraction = out.extraction;
         await tx.flush();
@@ -228,19 +246,38 @@ async function withCookieJar<T>(source: string | undefined, dir: string, use: (j
   }
 }
 
-/** Extraction: the post's text, title and picture (recipes/extract.ts). */
-async function recipeExtract(deps: RecipeDeps, input: StepInput): Promise<{ via: string; chars: number }> {
+/**
+ * Extraction: the post's text, title and picture (recipes/extract.ts), its video and pictures, and whether the
+ * video's speech is to be transcribed (recipes/speech.ts): then the phase completes after the speech step.
+ */
+async function recipeExtract(deps: RecipeDeps, input: StepInput): Promise<ExtractOutcome> {
   const { config, guard, log } = deps;
-  return step(deps, input, 'extraction', (item, ctx) =>
+  return step<ExtractOutcome>(deps, input, 'extraction', (item, ctx) =>
     withCookieJar(config.recipes.cookiesFile, runDir(config, input.itemId, input.runId), async (cookiesFile) => {
       const x = await extractPost(item.url, { ...ctx, ytdlp: await deps.ytdlp(ctx), guard, cookiesFile, log });
+      const speech = speechPlan(config.recipes.speech, x);
       return {
-        value: { via: x.via, chars: x.text.length },
+        value: { via: x.via, chars: x.text.length, ...(speech && { speech }) },
         results: { extractedText: x.text, ...(x.thumbnail && { thumbnail: x.thumbnail }) },
-        extraction: { via: x.via, ...(x.title && { title: x.title }), ...(x.extractor && { extractor: x.extractor }), ...(x.structured && { structured: x.structured }) },
+        extraction: {
+          via: x.via,
+          ...(x.title && { title: x.title }),
+          ...(x.extractor && { extractor: x.extractor }),
+          ...(x.structured && { structured: x.structured }),
+          ...(x.video && { video: x.video }),
+          ...(x.pictures && { pictures: x.pictures }),
+        },
+        pause: speech === 'now',
       };
     }),
   );
+}
+
+/** The text the model reads: the caption, and the video's speech when it was transcribed. */
+function modelText(results: RecipeResults): string | undefined {
+  const text = results.extractedText;
+  if (!results.transcript) return text;
+  return `${text ?? ''}\n\nSpoken in the video (transcribed):\n${results.transcript}`.trim();
 }
 
 /** The language and units the item's recipes are written in: its own, else RECIPE_LANGUAGE and RECIPE_UNITS. */
@@ -253,11 +290,11 @@ function conversionFor(item: RecipeItem, r: Config['recipes']): Conversion {
 const parsed = (recipes: SchemaRecipe[]): RecipeResults => ({ recipe: recipes[0]!, recipes: recipes.map((recipe) => ({ recipe })) });
 
 /** Parsing: the page's own schema.org Recipes when it had them, else the language model (recipes/llm.ts). */
-async function recipeParse(deps: Store & Pick<RecipeDeps, 'config' | 'log'>, input: StepInput): Promise<ParseOutcome> {
+async function recipeParse(deps: RecipeDeps, input: ParseInput): Promise<ParseOutcome> {
   const r = deps.config.recipes;
   return step<ParseOutcome>(deps, input, 'parsing', async (item, ctx) => {
     const x = item.extraction;
-    const text = item.results.extractedText;
+    const text = modelText(item.results);
     if (!x || !text) throw new PermanentError('Nothing to parse: extraction stored no text');
     // An extraction stored before pages could hold several recipes has one.
     const structured = x.structured && (Array.isArray(x.structured) ? x.structured : [x.structured as SchemaRecipe]);
@@ -266,14 +303,23 @@ async function recipeParse(deps: Store & Pick<RecipeDeps, 'config' | 'log'>, inp
     // A page's own recipes are used as they are, unless they are to be translated or converted: then the model reads them too.
     if (structured?.length && !change) return { value: { via: 'json-ld', names: structured.map((s) => s.name) }, results: parsed(structured) };
     if (!r.llmBaseUrl) throw new PermanentError('No language model is configured: set LLM_API_BASE_URL (and LLM_API_KEY, LLM_MODEL)');
-    const answer = await parseWithModel(
-      { baseUrl: r.llmBaseUrl, apiKey: r.llmApiKey, model: r.llmModel, style: r.llmApiStyle },
-      { url: item.url, title: x.title, text, thumbnail: item.results.thumbnail, ...(change && { conversion }) },
-      ctx,
-    );
+    const pictures = await collectImages(deps, { item, dir: runDir(deps.config, input.itemId, input.runId) }, ctx);
+    let answer;
+    try {
+      answer = await parseWithModel(
+        { baseUrl: r.llmBaseUrl, apiKey: r.llmApiKey, model: r.llmModel, style: r.llmApiStyle },
+        { url: item.url, title: x.title, text, thumbnail: item.results.thumbnail, ...(change && { conversion }), ...(pictures.images.length && { images: pictures.images }) },
+        ctx,
+      );
+    } catch (err) {
+      // No recipe in the caption: the video's speech may hold it (the speech step, then parsing again).
+      if (!isNoRecipe(err) || !input.speechFallback) throw err;
+      deps.log.info("no recipe in the caption; the video's speech is transcribed", { itemId: input.itemId, reason: (err as Error).message });
+      return { value: { via: 'llm', names: [], noRecipe: (err as Error).message }, pause: true, steps: [pictures.step] };
+    }
     if (answer.skipped) deps.log.warn('the model answered recipes with no name or nothing to cook from; left out', { itemId: input.itemId, skipped: answer.skipped });
     const results = { ...parsed(answer.recipes), ...(change && { conversion }) };
-    return { value: { via: 'llm', mode: answer.mode, names: answer.recipes.map((s) => s.name) }, results };
+    return { value: { via: 'llm', mode: answer.mode, names: answer.recipes.map((s) => s.name) }, results, steps: [pictures.step] };
   });
 }
 
@@ -473,11 +519,14 @@ async function recipeCleanup({ config }: Pick<RecipeDeps, 'config'>, input: { it
 export function createRecipeActivities(activityDeps: ActivityDeps) {
   const { config, orm, jobs } = activityDeps;
   const log = activityDeps.log.child('recipes');
-  const tools = new Tools(log.child('tools'), { ytdlpPath: config.transcription.ytdlpPath });
-  const deps: RecipeDeps = { config, orm, jobs, log, guard: outboundGuard(config), ytdlp: ytdlpLookup(tools, log) };
+  const tools = new Tools(log.child('tools'), { ytdlpPath: config.transcription.ytdlpPath, ffmpegPath: config.transcription.ffmpegPath });
+  const deps: RecipeDeps = { config, orm, jobs, log, temporal: activityDeps.temporal, guard: outboundGuard(config), ytdlp: ytdlpLookup(tools, log), tools };
   return {
     recipeExtract: (input: StepInput) => recipeExtract(deps, input),
-    recipeParse: (input: StepInput) => recipeParse(deps, input),
+    recipeParse: (input: ParseInput) => recipeParse(deps, input),
+    recipeSpeechStart: (input: StepInput) => recipeSpeechStart(deps, input),
+    recipeSpeechFinish: (input: StepInput & { jobId: string }) => recipeSpeechFinish(deps, input),
+    recipeSpeechFailed: (input: SpeechFailureInput) => recipeSpeechFailed(deps, input),
     recipeUpload: (input: StepInput) => recipeUpload(deps, input),
     recipeFail: (input: FailInput) => recipeFail(deps, input),
     recipeCleanup: (input: { itemId: string; runId?: string }) => recipeCleanup(deps, input),

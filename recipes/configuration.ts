@@ -13,6 +13,13 @@ export type RecipeManagerKind = (typeof RECIPE_MANAGERS)[number];
 export const LLM_API_STYLES = ['openai', 'ollama'] as const;
 export type LlmApiStyle = (typeof LLM_API_STYLES)[number];
 
+/**
+ * When a post's video is transcribed for the model (recipes/speech.ts): `auto`, when the caption holds no recipe;
+ * `always`, for every post with a video; `off`, never.
+ */
+export const SPEECH_MODES = ['auto', 'always', 'off'] as const;
+export type SpeechMode = (typeof SPEECH_MODES)[number];
+
 export interface RecipesConfig {
   /** Items processed at once (the `recipes` concurrency pool). */
   concurrency: number;
@@ -45,6 +52,18 @@ export interface RecipesConfig {
   language: string | undefined;
   /** The unit system quantities are converted to; `keep`: as the post has them. An item may ask for another. */
   units: UnitSystem;
+  /** When the post's video is transcribed (the transcription service, as a child workflow) for the model to read. */
+  speech: SpeechMode;
+  /** Longest video transcribed; a longer one fails the item (`error`). */
+  speechMaxSeconds: number;
+  /** The model takes images: the post's pictures and frames of its video go with the text. */
+  vision: boolean;
+  /** At most this many images per item (pictures first, then frames). */
+  visionMaxImages: number;
+  /** At most this many of them frames of the video. */
+  visionMaxFrames: number;
+  /** An image larger than this is left out (frames are scaled down to fit far below it). */
+  visionMaxImageBytes: number;
 }
 
 /** A BCP 47 tag of a language Node knows; anything else stops startup, naming the variable. */
@@ -123,6 +142,32 @@ const ROWS: SectionRows<RecipesConfig> = {
   units: {
     variable: 'RECIPE_UNITS', section: 'recipes', parse: oneOf(UNIT_SYSTEMS, { anyCase: true }), default: 'keep',
     meaning: 'the unit system the model converts quantities to: `metric`, `us` (US customary) or `keep` (as the post has them). `POST /api/queue` may ask for another per item',
+  },
+  speech: {
+    variable: 'RECIPE_SPEECH', section: 'recipes', parse: oneOf(SPEECH_MODES, { anyCase: true }), default: 'auto',
+    meaning:
+      "when a post's video is transcribed (the transcription service and its `ASR_*` backend) and the transcript read by the model with the caption: " +
+      '`auto`, when the caption holds no recipe (it only points to the video, or the model finds none in it); `always`, for every post with a video; `off`, never',
+  },
+  speechMaxSeconds: {
+    variable: 'RECIPE_SPEECH_MAX_SECONDS', section: 'recipes', parse: int(1, 86_400), default: '1200',
+    meaning: "longest video whose speech is transcribed; a longer one fails the item (`error`) when its speech is needed",
+  },
+  vision: {
+    variable: 'LLM_VISION', section: 'recipes', parse: bool(), default: 'false',
+    meaning: "`true`: the model takes images, and the post's pictures and a few frames of its video (ffmpeg, scene changes) go to it with the text; `false`: the text only (the item's phases say the pictures were skipped)",
+  },
+  visionMaxImages: {
+    variable: 'RECIPE_VISION_MAX_IMAGES', section: 'recipes', parse: int(1, 20), default: '6',
+    meaning: 'most images sent to the model per item (the pictures first, then frames)',
+  },
+  visionMaxFrames: {
+    variable: 'RECIPE_VISION_MAX_FRAMES', section: 'recipes', parse: int(0, 20), default: '3',
+    meaning: "most frames of the video among them (`0`: none; the video is then not downloaded)",
+  },
+  visionMaxImageBytes: {
+    variable: 'RECIPE_VISION_MAX_IMAGE_BYTES', section: 'recipes', parse: int(10_000, 20_000_000), default: '2000000',
+    meaning: 'a picture larger than this is left out (frames are scaled to at most 768 pixels wide)',
   },
 };
 

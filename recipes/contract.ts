@@ -1,5 +1,6 @@
 import type { Conversion, UnitSystem } from './language.js';
 import type { SchemaRecipe } from './recipe.js';
+import type { TranscriptionInput } from '../transcription/contract.js';
 
 /**
  * What the API, the workflow and the activities of the recipe queue agree on. Pure (no imports with side effects):
@@ -29,6 +30,20 @@ export const PHASES = ['extraction', 'parsing', 'uploading'] as const;
 export type PhaseName = (typeof PHASES)[number];
 export type PhaseStatus = 'pending' | 'in_progress' | 'completed' | 'error';
 
+/**
+ * A step within a phase that not every item takes: `speech` (extraction: the video's speech transcribed) and
+ * `pictures` (parsing: the post's pictures and video frames sent to the model, or `skipped` and why).
+ */
+export type PhaseStepName = 'speech' | 'pictures';
+export interface PhaseStep {
+  name: PhaseStepName;
+  status: 'in_progress' | 'completed' | 'skipped' | 'error';
+  /** What it did or why it was skipped, in a sentence. */
+  detail?: string;
+  startedAt?: string;
+  completedAt?: string;
+}
+
 /** One phase of an item (docs/recipes.md), plus how many attempts the current run has made of it. */
 export interface PhaseEntry {
   name: PhaseName;
@@ -40,6 +55,8 @@ export interface PhaseEntry {
   /** 0 to 100. */
   progress?: number;
   attempts?: number;
+  /** The optional steps it took (or skipped), in order. */
+  steps?: PhaseStep[];
 }
 
 /** One recipe of the post (a post may hold several) and, once uploaded, where the recipe manager has it. */
@@ -69,6 +86,10 @@ export interface RecipeResults {
   conversion?: Conversion;
   extractedText?: string;
   thumbnail?: string;
+  /** The video's speech as the transcription service heard it, when the speech step ran: the model read it too. */
+  transcript?: string;
+  /** The transcription job that heard it (GET /api/jobs/:id). */
+  transcriptionJobId?: string;
 }
 
 /** Every bound comes in from configuration (docs/jobs.md, "Workflow code"), so tests use short ones. */
@@ -92,6 +113,42 @@ export interface StepInput {
   runId: string;
   timeoutMs: number;
 }
+
+/**
+ * What extraction found out about the post's video: `now`, its speech is to be transcribed before parsing (the
+ * caption only points to the video, or RECIPE_SPEECH=always); `fallback`, when the model finds no recipe in the
+ * caption. Absent: no speech step.
+ */
+export type SpeechPlan = 'now' | 'fallback';
+
+export interface ExtractOutcome {
+  via: string;
+  chars: number;
+  speech?: SpeechPlan;
+}
+
+/** Parsing, told whether a caption without a recipe may still have one in the video's speech. */
+export interface ParseInput extends StepInput {
+  speechFallback?: boolean;
+}
+
+/** The speech step's transcription job: its transcript is there already, or its workflow is to be run as a child. */
+export type SpeechStart =
+  | { kind: 'transcribed'; jobId: string }
+  | { kind: 'transcribe'; jobId: string; workflowId: string; taskQueue: string; input: TranscriptionInput; subject: string };
+
+/** The speech step's child workflow failed: how the item ends. */
+export interface SpeechFailureInput extends StepInput {
+  jobId: string;
+  /** The child's run, whose history says whether it failed for good. */
+  workflowId: string;
+  childRunId: string | undefined;
+  /** The child's failure as the workflow saw it. */
+  message: string;
+  type: string | undefined;
+}
+export const SPEECH_ERROR = 'RecipeSpeechError';
+export const SPEECH_UNHEALTHY = 'RecipeSpeechUnhealthy';
 
 export interface RecipeOutcome {
   status: QueueStatus | 'stopped';

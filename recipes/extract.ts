@@ -35,10 +35,17 @@ export interface Extracted {
   extractor?: string;
   /** The schema.org Recipes found on the page (one or more, in page order; at most MAX_RECIPES). */
   structured?: SchemaRecipe[];
+  /** The post has a video (yt-dlp's metadata says so), and its length when known. */
+  video?: { seconds?: number };
+  /** The post's pictures (a carousel's, from yt-dlp's metadata), at most MAX_PICTURES; the thumbnail is not repeated. */
+  pictures?: string[];
 }
 
 /** What extraction keeps for parsing beyond the text (the item's `extraction` column). */
-export type ExtractionRecord = Pick<Extracted, 'via' | 'title' | 'extractor' | 'structured'>;
+export type ExtractionRecord = Pick<Extracted, 'via' | 'title' | 'extractor' | 'structured' | 'video' | 'pictures'>;
+
+/** The pictures of a carousel kept (more than a model is ever sent). */
+const MAX_PICTURES = 20;
 
 /** The longest text kept (a caption is far shorter; a page's text is cut). */
 export const MAX_TEXT = 20_000;
@@ -68,6 +75,8 @@ export async function extractPost(url: string, o: ExtractOptions): Promise<Extra
           ...(meta.info.title && { title: meta.info.title }),
           ...(meta.info.thumbnail && { thumbnail: meta.info.thumbnail }),
           ...(meta.info.extractor && { extractor: meta.info.extractor }),
+          ...(meta.info.video && { video: meta.info.video }),
+          ...(meta.info.pictures?.length && { pictures: meta.info.pictures }),
         };
       }
       ytdlpProblem = `yt-dlp (${meta.info.extractor ?? 'its extractor'}) found no caption`;
@@ -135,6 +144,35 @@ interface YtDlpInfo {
   description?: string;
   thumbnail?: string;
   extractor?: string;
+  video?: { seconds?: number };
+  pictures?: string[];
+}
+
+const VIDEO_EXTENSIONS = /^(mp4|webm|mov|mkv|m4v|flv|3gp)$/i;
+const IMAGE_EXTENSIONS = /^(jpe?g|png|webp|heic|avif|gif)$/i;
+
+/**
+ * Whether yt-dlp's metadata is a video's (a duration, a video codec, a video container) and its length; a
+ * carousel's entries count when one of them is.
+ */
+function videoOf(info: Record<string, unknown>, entries: Record<string, unknown>[]): YtDlpInfo['video'] {
+  const one = (e: Record<string, unknown>) => {
+    const seconds = typeof e.duration === 'number' && e.duration > 0 ? e.duration : undefined;
+    const isVideo = seconds !== undefined || (typeof e.vcodec === 'string' && e.vcodec !== 'none') || (typeof e.ext === 'string' && VIDEO_EXTENSIONS.test(e.ext));
+    return isVideo ? { ...(seconds !== undefined && { seconds }) } : undefined;
+  };
+  return one(info) ?? entries.map(one).find(Boolean);
+}
+
+/** A carousel's pictures: its entries that are images (their URL or thumbnail), in order. */
+function picturesOf(entries: Record<string, unknown>[], thumbnail: string | undefined): string[] {
+  const out: string[] = [];
+  for (const e of entries) {
+    const isImage = typeof e.ext === 'string' && IMAGE_EXTENSIONS.test(e.ext);
+    const link = isImage && typeof e.url === 'string' ? e.url : typeof e.thumbnail === 'string' ? e.thumbnail : undefined;
+    if (link && /^https?:\/\//i.test(link) && link !== thumbnail && !out.includes(link)) out.push(link);
+  }
+  return out.slice(0, MAX_PICTURES);
 }
 type Metadata = { kind: 'ok'; info: YtDlpInfo } | { kind: 'unsupported' } | { kind: 'failed'; reason: string };
 
@@ -160,6 +198,10 @@ async function ytdlpMetadata(tool: Tool, url: string, o: ExtractOptions): Promis
       const s = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
       const first = Array.isArray(info.entries) ? (info.entries[0] as Record<string, unknown> | undefined) : undefined;
       const src = s(info.description) ? info : (first ?? info);
+      const entries = Array.isArray(info.entries) ? (info.entries as unknown[]).filter((e): e is Record<string, unknown> => Boolean(e) && typeof e === 'object') : [];
+      const thumbnail = s(src.thumbnail ?? info.thumbnail);
+      const video = videoOf(info, entries);
+      const pictures = picturesOf(entries, thumbnail);
       return {
         kind: 'ok',
         info: {
@@ -167,6 +209,8 @@ async function ytdlpMetadata(tool: Tool, url: string, o: ExtractOptions): Promis
           ...(s(src.description) && { description: s(src.description) }),
           ...(s(src.thumbnail ?? info.thumbnail) && { thumbnail: s(src.thumbnail ?? info.thumbnail) }),
           ...(s(info.extractor_key ?? info.extractor) && { extractor: s(info.extractor_key ?? info.extractor) }),
+          ...(video && { video }),
+          ...(pictures.length && { pictures }),
         },
       };
     } catch {

@@ -25,6 +25,21 @@ import { checkModelAnswer, fromModel, isUsable, MAX_RECIPES, MODEL_ANSWER_SCHEMA
  * QUEUE_RETRY_ATTEMPTS the item is `unhealthy`. 401/403/404 and other 4xx are permanent (wrong key, model or URL);
  * 408, 429 (with Retry-After) and 5xx recoverable.
  */
+/**
+ * The code of the PermanentError that says the model found no recipe in the post (the video's speech may still hold
+ * one: recipes/speech.ts). A code, not a subclass: Temporal names a failure's type after the error's class, and only
+ * `PermanentError` is never retried.
+ */
+export const NO_RECIPE = 'NO_RECIPE';
+export const isNoRecipe = (err: unknown): boolean => err instanceof PermanentError && err.code === NO_RECIPE;
+
+/** An image for a model that takes them (LLM_VISION): a `data:` URL, or an http(s) URL the model fetches itself. */
+export interface ModelImage {
+  url: string;
+  /** Where it came from, for the prompt: a picture of the post or a frame of its video. */
+  kind: 'picture' | 'frame';
+}
+
 export interface LlmEndpoint {
   baseUrl: string;
   apiKey: string | undefined;
@@ -40,6 +55,8 @@ export interface PostText {
   thumbnail?: string | undefined;
   /** The language and units to write the recipes in (recipes/language.ts); unset: as the post has them. */
   conversion?: Conversion | undefined;
+  /** The post's pictures and frames of its video, for a model that takes images (recipes/vision.ts). */
+  images?: ModelImage[] | undefined;
 }
 
 /** The longest post text sent to the model (a caption is far shorter). */
@@ -71,9 +88,33 @@ function systemPrompt(conversion: Conversion | undefined): string {
 }
 
 function userMessage(p: PostText): string {
-  return [`Post URL: ${p.url}`, p.title ? `Post title: ${p.title}` : undefined, 'Post text:', p.text.slice(0, MAX_PROMPT_TEXT)]
+  const images = p.images?.length ? describeImages(p.images) : undefined;
+  return [`Post URL: ${p.url}`, p.title ? `Post title: ${p.title}` : undefined, images, 'Post text:', p.text.slice(0, MAX_PROMPT_TEXT)]
     .filter(Boolean)
     .join('\n');
+}
+
+/** The prompt's word on the images that come with it (the recipe may be written on a picture, or shown in the video). */
+function describeImages(images: ModelImage[]): string {
+  const pictures = images.filter((i) => i.kind === 'picture').length;
+  const frames = images.length - pictures;
+  const parts = [pictures && `${pictures} picture${pictures === 1 ? '' : 's'} of the post`, frames && `${frames} frame${frames === 1 ? '' : 's'} of its video`].filter(Boolean);
+  return `Images: ${parts.join(' and ')} come with the text; read the recipe from them too (text on screen, ingredients shown).`;
+}
+
+/**
+ * The user's message with its images: OpenAI-compatible servers take content parts (`image_url`, a URL or a data
+ * URL); Ollama's native API takes base64 images beside the text (data URLs only: Ollama does not fetch URLs).
+ */
+function userTurn(p: PostText, ollama: boolean): Record<string, unknown> {
+  const text = userMessage(p);
+  const images = p.images ?? [];
+  if (!images.length) return { role: 'user', content: text };
+  if (ollama) {
+    const base64 = images.map((i) => /^data:[^;]+;base64,(.*)$/s.exec(i.url)?.[1]).filter((b): b is string => Boolean(b));
+    return { role: 'user', content: text, ...(base64.length && { images: base64 }) };
+  }
+  return { role: 'user', content: [{ type: 'text', text }, ...images.map((i) => ({ type: 'image_url', image_url: { url: i.url } }))] };
 }
 
 export interface ParsedRecipes {
@@ -113,11 +154,8 @@ async function complete(ep: LlmEndpoint, post: PostText, mode: ParseMode, ctx: C
   const constrained = mode === 'json_schema' || mode === 'ollama_schema';
   const base = systemPrompt(post.conversion);
   const system = constrained ? base : `${base}\nThe JSON must match this JSON Schema exactly:\n${JSON.stringify(MODEL_ANSWER_SCHEMA)}`;
-  const messages = [
-    { role: 'system', content: system },
-    { role: 'user', content: userMessage(post) },
-  ];
   const ollama = mode === 'ollama_schema' || mode === 'ollama_json';
+  const messages = [{ role: 'system', content: system }, userTurn(post, ollama)];
   const [url, body] = ollama
     ? [
         // Ollama's native API is at the server's root: a base URL ending in /v1 or /api (its other APIs) is forgiven.
@@ -150,8 +188,14 @@ async function complete(ep: LlmEndpoint, post: PostText, mode: ParseMode, ctx: C
     if (!last && (res.status === 400 || res.status === 422) && REFUSES_FORMAT[ollama ? 'ollama' : 'openai'].test(text)) {
       return { kind: 'format-unsupported' };
     }
-    const hint =
-      res.status === 401 || res.status === 403 ? ' (check LLM_API_KEY)' : res.status === 404 ? ' (check LLM_API_BASE_URL, LLM_API_STYLE and LLM_MODEL)' : '';
+    const images = Boolean(post.images?.length) && res.status >= 400 && res.status < 500 && /image|vision|multimodal|content part/i.test(text);
+    const hint = images
+      ? ' (the model does not take images: set LLM_VISION=false, or LLM_MODEL to a vision model)'
+      : res.status === 401 || res.status === 403
+        ? ' (check LLM_API_KEY)'
+        : res.status === 404
+          ? ' (check LLM_API_BASE_URL, LLM_API_STYLE and LLM_MODEL)'
+          : '';
     throw statusFailure(what, res, text, hint);
   }
   let data: {
@@ -216,10 +260,10 @@ export function recipesFromAnswer(content: string, post: Pick<PostText, 'url' | 
   const { answer } = checked;
   const origin: Origin = { url: post.url, thumbnail: post.thumbnail };
   if (!answer.isRecipe || !answer.recipes.length) {
-    throw new PermanentError(`No recipe in the post: ${answer.notRecipeReason?.trim() || 'the language model found none'}`);
+    throw new PermanentError(`No recipe in the post: ${answer.notRecipeReason?.trim() || 'the language model found none'}`, NO_RECIPE);
   }
   const all = answer.recipes.map((r) => fromModel(r, origin));
   const recipes = all.filter(isUsable).slice(0, MAX_RECIPES);
-  if (!recipes.length) throw new PermanentError('No recipe in the post: the language model found no name, ingredients or steps');
+  if (!recipes.length) throw new PermanentError('No recipe in the post: the language model found no name, ingredients or steps', NO_RECIPE);
   return { recipes, skipped: all.length - all.filter(isUsable).length };
 }

@@ -2,14 +2,18 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  ChildWorkflowFailure,
+  executeChild,
   isCancellation,
   workflowInfo,
 } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
 import type { PushActivities } from '../activities/push.js';
 import type { RecipeActivities } from './activities.js';
 import { isJobStopped } from '../jobs/contract.js';
 import type { PushPayload } from '../push/service.js';
-import { ATTEMPT_GRACE_MS, type RecipeInput, type RecipeOutcome, type StepInput } from './contract.js';
+import { ATTEMPT_GRACE_MS, type RecipeInput, type RecipeOutcome, SPEECH_ERROR, SPEECH_UNHEALTHY, type StepInput } from './contract.js';
+import { TRANSCRIPTION_WORKFLOW } from '../transcription/contract.js';
 import { proxyJobActivities } from '../workflows/activities.js';
 import { failureMessage, runJob } from '../workflows/job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from '../workflows/retry-policy.js';
@@ -37,8 +41,14 @@ export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome>
 
   const pipeline = async (): Promise<RecipeOutcome> => {
     try {
-      await phases.recipeExtract(step());
-      await phases.recipeParse(step());
+      const extracted = await phases.recipeExtract(step());
+      // The video's speech, before parsing (the caption only points to it), or after the model found no recipe in the caption.
+      if (extracted?.speech === 'now') await speechStep(phases, step);
+      const parsed = await phases.recipeParse({ ...step(), ...(extracted?.speech === 'fallback' && { speechFallback: true }) });
+      if (parsed?.noRecipe) {
+        await speechStep(phases, step);
+        await phases.recipeParse(step());
+      }
       const uploaded = await phases.recipeUpload(step());
       recorded = true;
       notice = uploaded.notice;
@@ -49,9 +59,10 @@ export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome>
         recorded = true;
         return { status: 'stopped' };
       }
-      const permanent = err instanceof ActivityFailure && err.retryState === 'NON_RETRYABLE_FAILURE';
+      const speech = err instanceof ApplicationFailure && (err.type === SPEECH_ERROR || err.type === SPEECH_UNHEALTHY) ? err : undefined;
+      const permanent = speech ? speech.type === SPEECH_ERROR : err instanceof ActivityFailure && err.retryState === 'NON_RETRYABLE_FAILURE';
       const message = failureMessage(err);
-      const error = permanent
+      const error = permanent || speech
         ? message
         : `${message} (gave up after ${limits.retryAttempts} attempt${limits.retryAttempts === 1 ? '' : 's'}; the item can be retried)`;
       notice = await book.recipeFail({ itemId, runId: workflowInfo().runId, status: permanent ? 'error' : 'unhealthy', error });
@@ -71,4 +82,44 @@ export async function recipeWorkflow(input: RecipeInput): Promise<RecipeOutcome>
       if (payload) await push.sendPushNotification({ payload }).catch(() => undefined);
     });
   }
+}
+
+/**
+ * The speech step (recipes/speech.ts): the item's transcription job, run as this workflow's child on the
+ * transcription task queue unless an earlier attempt or run finished it; then its transcript joins the item's text.
+ * Cancelling the item cancels the child (and the backend job). A child that failed ends the item `error` when it
+ * failed for good, `unhealthy` when a retry may succeed.
+ */
+async function speechStep(phases: ReturnType<typeof proxyJobActivities<RecipeActivities>>, step: () => StepInput): Promise<void> {
+  const start = await phases.recipeSpeechStart(step());
+  if (start.kind === 'transcribe') {
+    try {
+      await executeChild(TRANSCRIPTION_WORKFLOW, {
+        workflowId: start.workflowId,
+        taskQueue: start.taskQueue,
+        args: [start.input],
+        // Found in the Temporal UI like any job's workflow (jobs/launch.ts, SEARCH_ATTRIBUTES and the memo).
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: defineSearchAttributeKey('GristmillJobId', SearchAttributeType.KEYWORD), value: start.jobId },
+          { key: defineSearchAttributeKey('GristmillKind', SearchAttributeType.KEYWORD), value: 'transcription' },
+          { key: defineSearchAttributeKey('GristmillSubject', SearchAttributeType.KEYWORD), value: start.subject.slice(0, 1000) },
+        ]),
+        memo: { jobId: start.jobId, kind: 'transcription', subject: start.subject, recipeItemId: step().itemId },
+      });
+    } catch (err) {
+      if (isCancellation(err) || isJobStopped(err)) throw err;
+      const child = err instanceof ChildWorkflowFailure ? err : undefined;
+      const cause = child?.cause instanceof ApplicationFailure ? child.cause : undefined;
+      const failed = await phases.recipeSpeechFailed({
+        ...step(),
+        jobId: start.jobId,
+        workflowId: start.workflowId,
+        childRunId: child?.execution.runId ?? undefined,
+        message: failureMessage(err),
+        type: cause?.type ?? undefined,
+      });
+      throw ApplicationFailure.nonRetryable(failed.error, failed.permanent ? SPEECH_ERROR : SPEECH_UNHEALTHY);
+    }
+  }
+  await phases.recipeSpeechFinish({ ...step(), jobId: start.jobId });
 }

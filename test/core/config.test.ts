@@ -45,6 +45,12 @@ describe('configuration', () => {
       cookiesFile: undefined,
       language: undefined,
       units: 'keep',
+      speech: 'auto',
+      speechMaxSeconds: 1200,
+      vision: false,
+      visionMaxImages: 6,
+      visionMaxFrames: 3,
+      visionMaxImageBytes: 2_000_000,
     });
     expect(c.transcription).toMatchObject({ asrBackend: 'callback', asrModel: undefined, asrLanguage: undefined, asrChunkMaxBytes: 24 * 1024 * 1024 });
   });

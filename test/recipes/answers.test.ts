@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PermanentError, RecoverableError } from '../../core/errors.js';
-import { answerJson, recipesFromAnswer } from '../../recipes/llm.js';
+import { answerJson, NO_RECIPE, recipesFromAnswer } from '../../recipes/llm.js';
 import { checkModelAnswer, durationFromText, MAX_RECIPES, normalizeModelAnswer } from '../../recipes/recipe.js';
 import { ANSWER_STYLES, type StyleRecipe } from '../../fakes/recipe-fakes.js';
 
@@ -99,7 +99,7 @@ describe('several recipes in one answer', () => {
     const content = JSON.stringify({ isRecipe: true, recipes: [recipe, { name: 'Nothing', recipeIngredient: [], recipeInstructions: [] }, 42, 'oops'] });
     expect(recipesFromAnswer(content, post)).toMatchObject({ recipes: [{ name: 'Lemon pasta' }], skipped: 1 });
     expect(() => recipesFromAnswer(JSON.stringify({ isRecipe: true, recipes: [{ name: '' }, 'oops'] }), post)).toThrow(
-      new PermanentError('No recipe in the post: the language model found no name, ingredients or steps'),
+      new PermanentError('No recipe in the post: the language model found no name, ingredients or steps', NO_RECIPE),
     );
   });
 
@@ -123,7 +123,8 @@ describe('answers that are not a recipe', () => {
     ['a JSON string', 'I am sorry, I cannot find a recipe.', 'No recipe in the post: the answer holds no recipe'],
   ])('%s is permanent', (_name, answer, message) => {
     const content = JSON.stringify(answer);
-    expect(() => recipeFromAnswer(content, post)).toThrow(new PermanentError(message));
+    // Marked as no recipe: the video's speech may still hold one (recipes/speech.ts).
+    expect(() => recipeFromAnswer(content, post)).toThrow(new PermanentError(message, NO_RECIPE));
   });
 
   it('an answer with no JSON to be found (cut off) is recoverable: the next attempt may do better', () => {
