@@ -1,21 +1,11 @@
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Config, type QueueName, taskQueue } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import type { Job } from '../db/entities/job.js';
+import { jobSearchAttributes, SEARCH_ATTRIBUTES } from './contract.js';
 import { releaseSlotOf, type SlotPool } from './slots.js';
 import type { JobStore, NewJob } from './store.js';
-
-/**
- * Search attributes that make jobs easy to find in the Temporal UI, e.g.
- * `GristmillKind = "index" AND GristmillSubject = "/vercel/next.js"`, or `GristmillJobId = "<uuid>"`.
- */
-export const SEARCH_ATTRIBUTES = {
-  jobId: defineSearchAttributeKey('GristmillJobId', SearchAttributeType.KEYWORD),
-  kind: defineSearchAttributeKey('GristmillKind', SearchAttributeType.KEYWORD),
-  subject: defineSearchAttributeKey('GristmillSubject', SearchAttributeType.KEYWORD),
-};
 
 /** Registers the search attributes in the namespace; already registered is fine (every start calls this). */
 export async function registerSearchAttributes(client: Client, log: Logger): Promise<void> {
@@ -53,12 +43,7 @@ function startOptions(config: Config, job: Job, spec: Pick<LaunchSpec, 'queue' |
     taskQueue: taskQueue(config, spec.queue),
     workflowId: job.workflowId,
     args: spec.args(job),
-    typedSearchAttributes: new TypedSearchAttributes([
-      { key: SEARCH_ATTRIBUTES.jobId, value: job.id },
-      { key: SEARCH_ATTRIBUTES.kind, value: job.kind },
-      { key: SEARCH_ATTRIBUTES.subject, value: spec.subject.slice(0, 1000) },
-    ]),
-    memo: { jobId: job.id, kind: job.kind, subject: spec.subject },
+    ...jobSearchAttributes(job, spec.subject),
   };
 }
 

@@ -8,7 +8,8 @@ import type { JobPatch } from '../jobs/store.js';
 import { jobStopped } from '../jobs/ownership.js';
 import { Transcription } from '../transcription/entities.js';
 import { TRANSCRIPTION_KIND, TRANSCRIPTION_STATUSES } from '../transcription/kind.js';
-import { type TranscriptionInput, workflowIdFor as transcriptionWorkflowId } from '../transcription/contract.js';
+import { workflowIdFor as transcriptionWorkflowId } from '../transcription/contract.js';
+import { createTranscriptionRow, workflowInput } from '../transcription/service.js';
 import type { SpeechMode } from './configuration.js';
 import type { SpeechFailureInput, SpeechPlan, SpeechStart, StepInput } from './contract.js';
 import { RecipeItem } from './entities.js';
@@ -78,28 +79,9 @@ async function lastTranscriptionOf(deps: Pick<Deps, 'orm'>, itemId: string): Pro
   return found ?? null;
 }
 
-/** What transcription's workflow is started with, from this worker's transcription settings. */
-function transcriptionInput(deps: Pick<Deps, 'config'>, jobId: string): TranscriptionInput {
-  const c = deps.config.transcription;
-  return {
-    jobId,
-    sourceKind: 'url',
-    mode: 'auto',
-    backend: c.asrBackend,
-    limits: {
-      modelWaitMaxMs: c.modelWaitMaxMs,
-      maxResubmits: c.maxResubmits,
-      webhookTimeoutMs: c.webhookTimeoutMs,
-      heartbeatTimeoutMs: c.heartbeatTimeoutMs,
-      mediaTimeoutMs: c.mediaTimeoutMs,
-    },
-  };
-}
-
 /** A transcription job of the post's video, queued and owned by no run: the child workflow takes it when it starts. */
 async function createTranscription(deps: Pick<Deps, 'orm' | 'jobs' | 'config'>, item: RecipeItem, title: string | undefined): Promise<string> {
   const id = randomUUID();
-  const name = (title?.trim() || item.url).slice(0, 300);
   await deps.jobs.create(deps.orm.em.fork(), {
     id,
     kind: TRANSCRIPTION_KIND,
@@ -108,19 +90,7 @@ async function createTranscription(deps: Pick<Deps, 'orm' | 'jobs' | 'config'>, 
     workflowId: deps.config.taskQueuePrefix + transcriptionWorkflowId(id),
     detail: { recipeItemId: item.jobId },
     within: async (tx) => {
-      tx.create(Transcription, {
-        jobId: id,
-        title: name,
-        titleFromUser: Boolean(title?.trim()),
-        sourceKind: 'url',
-        sourceUrl: item.url,
-        uploadFileName: null,
-        uploadStoredName: null,
-        uploadBytes: null,
-        mode: 'auto',
-        runs: 1,
-        modelWaits: 0,
-      });
+      createTranscriptionRow(tx, id, { sourceKind: 'url', sourceUrl: item.url, mode: 'auto', ...(title?.trim() && { title }) });
       await tx.flush();
     },
   });
@@ -169,7 +139,7 @@ export async function recipeSpeechStart(deps: Deps, input: StepInput): Promise<S
     jobId,
     workflowId: deps.config.taskQueuePrefix + transcriptionWorkflowId(jobId),
     taskQueue: taskQueue(deps.config, 'transcription'),
-    input: transcriptionInput(deps, jobId),
+    input: workflowInput(deps.config, { id: jobId }, { sourceKind: 'url', mode: 'auto' }),
     subject: item.url,
   };
 }

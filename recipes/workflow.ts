@@ -7,13 +7,12 @@ import {
   isCancellation,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defineSearchAttributeKey, SearchAttributeType, TypedSearchAttributes } from '@temporalio/common';
 import type { PushActivities } from '../activities/push.js';
 import type { RecipeActivities } from './activities.js';
-import { isJobStopped } from '../jobs/contract.js';
+import { isJobStopped, jobSearchAttributes } from '../jobs/contract.js';
 import type { PushPayload } from '../push/service.js';
 import { ATTEMPT_GRACE_MS, type RecipeInput, type RecipeOutcome, SPEECH_ERROR, SPEECH_UNHEALTHY, type StepInput } from './contract.js';
-import { TRANSCRIPTION_WORKFLOW } from '../transcription/contract.js';
+import { TRANSCRIPTION_KIND, TRANSCRIPTION_WORKFLOW } from '../transcription/contract.js';
 import { proxyJobActivities } from '../workflows/activities.js';
 import { failureMessage, runJob } from '../workflows/job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from '../workflows/retry-policy.js';
@@ -94,17 +93,14 @@ async function speechStep(phases: ReturnType<typeof proxyJobActivities<RecipeAct
   const start = await phases.recipeSpeechStart(step());
   if (start.kind === 'transcribe') {
     try {
+      const child = jobSearchAttributes({ id: start.jobId, kind: TRANSCRIPTION_KIND }, start.subject);
       await executeChild(TRANSCRIPTION_WORKFLOW, {
         workflowId: start.workflowId,
         taskQueue: start.taskQueue,
         args: [start.input],
-        // Found in the Temporal UI like any job's workflow (jobs/launch.ts, SEARCH_ATTRIBUTES and the memo).
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: defineSearchAttributeKey('GristmillJobId', SearchAttributeType.KEYWORD), value: start.jobId },
-          { key: defineSearchAttributeKey('GristmillKind', SearchAttributeType.KEYWORD), value: 'transcription' },
-          { key: defineSearchAttributeKey('GristmillSubject', SearchAttributeType.KEYWORD), value: start.subject.slice(0, 1000) },
-        ]),
-        memo: { jobId: start.jobId, kind: 'transcription', subject: start.subject, recipeItemId: step().itemId },
+        // Found in the Temporal UI like any job's workflow.
+        typedSearchAttributes: child.typedSearchAttributes,
+        memo: { ...child.memo, recipeItemId: step().itemId },
       });
     } catch (err) {
       if (isCancellation(err) || isJobStopped(err)) throw err;

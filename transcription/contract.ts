@@ -5,6 +5,8 @@
 import type { AsrBackendKind } from './configuration.js';
 import type { AudioMode } from './transcripts/audio.js';
 
+/** The job kind of a transcription (jobs/kinds.ts); here so workflows can name it. */
+export const TRANSCRIPTION_KIND = 'transcription';
 export const TRANSCRIPTION_WORKFLOW = 'transcriptionWorkflow';
 /** The signal that carries a webhook call to its job's workflow. */
 export const ASR_WEBHOOK_SIGNAL = 'asrWebhook';

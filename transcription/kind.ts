@@ -4,8 +4,9 @@ import { appendEvent } from '../jobs/events.js';
 import { type JobKind, jobState } from '../jobs/kinds.js';
 import { jobStreams } from '../jobs/store.js';
 import { sweepTranscriptionFiles } from './sweep.js';
+import { TRANSCRIPTION_KIND } from './contract.js';
 
-export const TRANSCRIPTION_KIND = 'transcription';
+export { TRANSCRIPTION_KIND };
 
 export const TRANSCRIPTION_STATUSES = {
   queued: 'pending',

@@ -95,8 +95,11 @@ export interface WebhookAnswer {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const notFound = (id: string) => new NotFoundError(`Job ${id} not found`, 'JOB_NOT_FOUND');
 
-/** What a job's workflow is started with: its source, mode, backend and the limits of the settings. */
-export function workflowInput(config: Config, job: Job, t: Transcription): TranscriptionInput {
+/**
+ * What a job's workflow is started with: its source, mode, backend and the limits of the settings. Also what a
+ * recipe's speech step starts its child transcription with (recipes/speech.ts).
+ */
+export function workflowInput(config: Config, job: Pick<Job, 'id'>, t: Pick<Transcription, 'sourceKind' | 'mode'>): TranscriptionInput {
   const c = config.transcription;
   return {
     jobId: job.id,
@@ -123,13 +126,7 @@ export async function createTranscriptionJob(
   within?: (tx: EntityManager) => Promise<void>,
 ): Promise<{ job: Job; row: Transcription }> {
   const id = input.id ?? randomUUID();
-  const title =
-    input.title?.trim() ||
-    (input.sourceKind === 'url'
-      ? input.sourceUrl!
-      : input.sourceKind === 'recording'
-        ? `Recording ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`
-        : path.parse(input.upload?.clientName ?? 'upload').name || 'Upload');
+  const title = transcriptionTitle(input);
   let row: Transcription | undefined;
   const { job } = await launchJob(
     { em: d.em(), jobs: d.jobs, temporal: d.temporal, config: d.config },
@@ -145,26 +142,42 @@ export async function createTranscriptionJob(
       subject: input.sourceUrl ?? title.slice(0, 300),
       within: async (tx) => {
         await within?.(tx);
-        row = tx.create(Transcription, {
-          jobId: id,
-          title: title.slice(0, 300),
-          titleFromUser: Boolean(input.title?.trim()),
-          sourceKind: input.sourceKind,
-          sourceUrl: input.sourceUrl ?? null,
-          uploadFileName: input.upload?.clientName ?? null,
-          uploadStoredName: input.upload?.storedName ?? null,
-          uploadBytes: input.upload?.bytes ?? null,
-          mode: input.mode,
-          runs: 1,
-          modelWaits: 0,
-          groupId: input.group?.id ?? null,
-          groupIndex: input.group?.index ?? null,
-        });
+        row = createTranscriptionRow(tx, id, input);
         await tx.flush();
       },
     },
   );
   return { job, row: row! };
+}
+
+function transcriptionTitle(input: NewTranscription): string {
+  return (
+    input.title?.trim() ||
+    (input.sourceKind === 'url'
+      ? input.sourceUrl!
+      : input.sourceKind === 'recording'
+        ? `Recording ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`
+        : path.parse(input.upload?.clientName ?? 'upload').name || 'Upload')
+  );
+}
+
+/** A job's transcription row, in the job's transaction: the API's, the playlist expansion's, a recipe's speech step's. */
+export function createTranscriptionRow(tx: EntityManager, jobId: string, input: NewTranscription): Transcription {
+  return tx.create(Transcription, {
+    jobId,
+    title: transcriptionTitle(input).slice(0, 300),
+    titleFromUser: Boolean(input.title?.trim()),
+    sourceKind: input.sourceKind,
+    sourceUrl: input.sourceUrl ?? null,
+    uploadFileName: input.upload?.clientName ?? null,
+    uploadStoredName: input.upload?.storedName ?? null,
+    uploadBytes: input.upload?.bytes ?? null,
+    mode: input.mode,
+    runs: 1,
+    modelWaits: 0,
+    groupId: input.group?.id ?? null,
+    groupIndex: input.group?.index ?? null,
+  });
 }
 
 /** The transcription service behind the HTTP API: create, list, read, cancel, retry, and the webhook. */
