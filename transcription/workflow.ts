@@ -249,3 +249,6 @@ class TranscriptionRun {
     await this.a.book.transcriptionCleanup({ jobId: this.input.jobId, runId: this.ref.runId });
   }
 }
+
+// Translations and summaries of finished transcripts run on the same queue, in the same bundle.
+export { transcriptExtraWorkflow } from './derived/workflow.js';
