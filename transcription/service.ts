@@ -116,6 +116,7 @@ export class TranscriptionService {
         heartbeatTimeoutMs: c.heartbeatTimeoutMs,
         mediaTimeoutMs: c.mediaTimeoutMs,
       },
+      ...(this.d.config.transcriptExtras.summaryForEveryJob && { summaryForEveryJob: true }),
     };
   }
 

@@ -16,6 +16,7 @@ import type { NumberedSegment } from '../transcripts/segments.js';
 import { TRANSCRIPT_FORMATS } from '../transcripts/writers.js';
 import type { ExtraTask } from './contract.js';
 import { TranscriptExtra } from './entities.js';
+import { TranscriptExtras } from './service.js';
 import { languageName } from './languages.js';
 import { assembleSummary, combineAsk, type PartSummary, partAsk, readCombined, readPart, renderSummary } from './summary.js';
 import { chunkCount, chunkRange, readTranslation, renderTranslation, type SourceLine, sourceLines, translationAsk } from './translation.js';
@@ -199,6 +200,11 @@ export function createTranscriptExtraActivities(d: ActivityDeps) {
     transcriptExtraChunk: (input: Ref & { index: number }) => chunk(d, input),
     transcriptExtraFinish: (ref: Ref) => finish(d, ref),
     transcriptExtraCleanup: (ref: Ref) => cleanup(d, ref),
+    /** TRANSCRIPTION_SUMMARY: a finished job's summary, started as POST /api/jobs/:id/summary starts one. */
+    transcriptExtraRequestSummary: async (input: { transcriptionJobId: string }): Promise<void> => {
+      const extras = new TranscriptExtras({ config: d.config, log: d.log, em: () => d.orm.em.fork(), jobs: d.jobs, temporal: d.temporal });
+      await extras.request(input.transcriptionJobId, 'summary', null);
+    },
   };
 }
 export type TranscriptExtraActivities = ReturnType<typeof createTranscriptExtraActivities>;

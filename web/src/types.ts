@@ -154,6 +154,23 @@ export interface TranscriptionJob {
   files: Record<'srt' | 'vtt' | 'txt' | 'md' | 'json', string> | null;
   createdAt: string;
   segments?: { id: number; start: number; end: number; text: string }[];
+  /** Its translations (POST /api/jobs/:id/translations) and its summary (POST /api/jobs/:id/summary). */
+  translations?: TranscriptExtra[];
+  summary?: TranscriptExtra | null;
+}
+
+/** A translation or summary of a transcript: its own job, and its files once done. */
+export interface TranscriptExtra {
+  id: string;
+  task: 'translation' | 'summary';
+  language: string | null;
+  status: TranscriptionStatus;
+  progress: number;
+  stage: string | null;
+  stageDetail: string | null;
+  error: string | null;
+  files: Record<string, string> | null;
+  summary?: { summary: string; chapters: { start: number; end: number; title: string; summary: string }[] };
 }
 
 export type QueueStatus = 'pending' | 'in_progress' | 'success' | 'error' | 'unhealthy';
