@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fakeTranslate, transcriptAnswer } from '../../fakes/llm-transcripts.js';
+import { PermanentError } from '../../core/errors.js';
+import { llmEndpoint } from '../../llm/chat.js';
 import { canonicalLanguage, wrongLanguage } from '../../transcription/derived/languages.js';
 import { assembleSummary, readPart, readTime } from '../../transcription/derived/summary.js';
 import { readTranslation, renderTranslation, sourceLines, translationAsk, TranslationMismatch } from '../../transcription/derived/translation.js';
@@ -81,6 +83,14 @@ describe('translation', () => {
     expect(JSON.parse(transcriptAnswer(messages, 'drop-line')!).lines).toHaveLength(2);
     expect(JSON.parse(transcriptAnswer(messages, 'merge-lines')!).lines.map((l: { n: number }) => l.n)).toEqual([1, 3]);
     expect(transcriptAnswer([{ role: 'system', content: 'You turn social media posts into recipes.' }])).toBeUndefined();
+  });
+});
+
+describe('the language model', () => {
+  it('is one endpoint for every service, and its absence a permanent failure saying what to set', () => {
+    expect(llmEndpoint({ llm: { baseUrl: 'http://llm/v1', apiKey: 'k', model: 'm', style: 'openai' } })).toEqual({ baseUrl: 'http://llm/v1', apiKey: 'k', model: 'm', style: 'openai' });
+    expect(() => llmEndpoint({ llm: { baseUrl: undefined, apiKey: undefined, model: 'm', style: 'openai' } })).toThrow(PermanentError);
+    expect(() => llmEndpoint({ llm: { baseUrl: undefined, apiKey: undefined, model: 'm', style: 'openai' } })).toThrow(/set LLM_API_BASE_URL/);
   });
 });
 

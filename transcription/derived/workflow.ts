@@ -16,7 +16,8 @@ import type { ExtraInput } from './contract.js';
  */
 export async function transcriptExtraWorkflow(input: ExtraInput): Promise<{ outcome: 'done' | 'stopped' }> {
   const { limits } = input;
-  const book = proxyJobActivities<TranscriptExtraActivities>({ startToCloseTimeout: '2 minutes', retry: JOB_ACTIVITY_RETRY });
+  // A transcript that is gone or not done (PermanentError) is not waited for.
+  const book = proxyJobActivities<TranscriptExtraActivities>({ startToCloseTimeout: '2 minutes', retry: { ...JOB_ACTIVITY_RETRY, nonRetryableErrorTypes: ['PermanentError'] } });
   const model = proxyJobActivities<TranscriptExtraActivities>({
     startToCloseTimeout: limits.requestTimeoutMs + 60_000,
     heartbeatTimeout: limits.heartbeatTimeoutMs,
