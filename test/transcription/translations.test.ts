@@ -5,6 +5,7 @@ import { BrowserSubscriber } from '../../fakes/push-service.js';
 import { json, type Json } from '../support/http.js';
 import { isFinished, smallWav, startTranscriptionHarness, type TranscriptionHarness, uploadJob, waitForJob } from '../support/transcription.js';
 import { until } from '../support/until.js';
+import { readEvents } from '../../jobs/events.js';
 
 /**
  * Translations and summaries end to end, through the language-model fake (fakes/llm-transcripts.ts): a done
@@ -128,6 +129,11 @@ describe('a translation', () => {
     expect(again.status).toBe(200);
     expect(again.body.id).toBe(started.body.id);
     expect(translationRequests()).toHaveLength(asked.length);
+
+    // Its progress went out as `extra` events on every job's stream, naming the transcription job.
+    const extra = (await readEvents(h.stack.orm.em.fork(), 'kind:transcription', 0)).filter((e) => e.event === 'extra' && e.data.jobId === id);
+    expect(extra.some((e) => e.data.stage === 'translating' && e.data.status === 'processing')).toBe(true);
+    expect(extra.at(-1)!.data).toMatchObject({ extraId: started.body.id, task: 'translation', language: 'de', status: 'done', progress: 100 });
 
     // Notified.
     await until(
