@@ -241,5 +241,11 @@ describe('a summary', () => {
     expect(md).toMatch(/^# Durable talk: summary\n\nThe whole recording: 2 parts\.\n\n## Chapters\n\n- \*\*\[00:00\] Welcome to the show\*\*/);
     expect(JSON.parse(await text(`/api/jobs/${id}/summary/json`))).toMatchObject({ title: 'Durable talk', summary: s.summary, chapters: s.chapters });
     expect(llm.requests).toHaveLength(3);
+
+    // One in another language is its own, addressed with ?language=.
+    expect((await post(`/api/jobs/${id}/summary`, { language: 'de' })).status).toBe(202);
+    await until(async () => (await fetch(`${h.url}/api/jobs/${id}/summary/md?language=de`)).status, (st) => st === 200, { timeoutMs: 30_000, what: 'the German summary' });
+    expect(await text(`/api/jobs/${id}/summary/md?language=de`)).toContain('- **[00:00] \\[de\\] Welcome to the show**');
+    expect(await text(`/api/jobs/${id}/summary/md`)).toBe(md);
   });
 });

@@ -12,6 +12,8 @@ const extraResponse = { description: 'The translation or summary', schema: trans
 const notFound = { description: 'No such job, translation or summary', schema: apiSchemas.error };
 const notReady = { description: 'The transcript (or the translation, or summary) is not done', schema: apiSchemas.error };
 const body = (ctx: Context) => ((ctx.request as { body?: unknown }).body ?? {}) as { language?: string };
+/** A summary asked for in a language is addressed with `?language=`; without it, the one in the transcript's own. */
+const summaryLanguage = (ctx: Context) => (typeof ctx.query.language === 'string' && ctx.query.language ? requestedLanguage(ctx.query.language, '/query/language') : null);
 
 /** Sends a result file as an attachment. */
 export async function sendFile(ctx: Context, file: { path: string; fileName: string; contentType: string }): Promise<void> {
@@ -95,17 +97,20 @@ export const transcriptExtraRoutes: RouteFactory = (deps) => {
       method: 'DELETE',
       path: '/api/jobs/:id/summary',
       summary: 'Cancel a running summary',
+      description: '`?language=de` for one asked for in that language. Already cancelled: 200 as it is; done or failed: 409 JOB_NOT_ACTIVE.',
       tags: TAGS,
       responses: { 200: extraResponse, 404: notFound, 409: { description: 'It has already ended', schema: apiSchemas.error } },
       handler: async (ctx: Context) => {
-        ctx.body = await extras.cancel(ctx.params.id!, 'summary', null);
+        ctx.body = await extras.cancel(ctx.params.id!, 'summary', summaryLanguage(ctx));
       },
     },
     {
       method: 'GET',
       path: '/api/jobs/:id/summary/:format',
       summary: 'Download the summary: md or json',
-      description: 'An attachment named after the title. 409 SUMMARY_NOT_READY until it is done; 404 SUMMARY_NOT_FOUND when none was asked for.',
+      description:
+        'An attachment named after the title; `?language=de` for a summary asked for in that language. 409 SUMMARY_NOT_READY until it is done; 404 ' +
+        'SUMMARY_NOT_FOUND when none was asked for.',
       tags: TAGS,
       responses: {
         200: { description: 'The file', contentType: 'application/octet-stream' },
@@ -118,7 +123,7 @@ export const transcriptExtraRoutes: RouteFactory = (deps) => {
         if (!SUMMARY_FORMATS.includes(format)) {
           throw new ValidationError(`Unknown format "${format}": use md or json`, 'VALIDATION_ERROR', [{ pointer: '/path/format', message: 'must be md or json' }]);
         }
-        await sendFile(ctx, await extras.file(ctx.params.id!, 'summary', null, format));
+        await sendFile(ctx, await extras.file(ctx.params.id!, 'summary', summaryLanguage(ctx), format));
       },
     },
   ];

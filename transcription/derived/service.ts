@@ -34,7 +34,7 @@ export function extraView(job: Job, x: TranscriptExtra) {
   const files =
     x.task === 'translation'
       ? Object.fromEntries(TRANSCRIPT_FORMATS.map((f) => [f, `${base}/files/${f}?language=${encodeURIComponent(x.language ?? '')}`]))
-      : Object.fromEntries(SUMMARY_FORMATS.map((f) => [f, `${base}/summary/${f}`]));
+      : Object.fromEntries(SUMMARY_FORMATS.map((f) => [f, `${base}/summary/${f}${x.language ? `?language=${encodeURIComponent(x.language)}` : ''}`]));
   return {
     id: job.id,
     task: x.task as ExtraTask,
