@@ -5,7 +5,7 @@ const SERVICES = '(docindex|transcription|recipes|ledger)';
 const layers = [
   { name: 'core', path: '^core/' },
   { name: 'outbound, db', path: '^(outbound|db)/' },
-  { name: 'jobs, push', path: '^(jobs|push)/' },
+  { name: 'jobs, push, llm', path: '^(jobs|push|llm)/' },
   { name: 'activities, workflows, api, schemas', path: '^(activities|workflows|api|schemas)/' },
   { name: 'services', path: `^${SERVICES}/`, pathNot: `^${SERVICES}/module\\.ts$` },
   { name: 'runtime, bin, service modules', path: `^(runtime/|bin/|${SERVICES}/module\\.ts$)` },

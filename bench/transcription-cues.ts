@@ -4,11 +4,11 @@ import type { Segment } from '../transcription/transcripts/segments.js';
 const VOCABULARY = 'so the quick brown fox jumps over a lazy dog, and then it rests. Why? Because durable pipelines matter; they do.'.split(' ');
 
 /** An hour of two speakers at 14 characters a second, 25 words a segment, with or without word times. */
-function hourOfSpeech(withWords: boolean): Segment[] {
+export function hourOfSpeech(withWords: boolean, seconds = 3600): Segment[] {
   const out: Segment[] = [];
   let t = 0;
   let k = 0;
-  while (t < 3600) {
+  while (t < seconds) {
     const start = t;
     const words = Array.from({ length: 25 }, () => {
       const word = VOCABULARY[k++ % VOCABULARY.length]!;

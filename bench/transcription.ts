@@ -12,6 +12,8 @@ import { FakeAsr } from '../fakes/fake-asr.js';
 import { wav } from '../fakes/media.js';
 import { freePort } from '../fakes/ports.js';
 import { cueBuildingCost } from './transcription-cues.js';
+import { FakeLlm } from '../fakes/recipe-fakes.js';
+import { translationCost } from './transcription-translation.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
@@ -27,12 +29,13 @@ export async function transcription(): Promise<void> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-bench-'));
   await fs.chmod(dir, 0o755);
   const [pgPort, temporalPort, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
-  const [pg, temporal, asr] = await Promise.all([
+  const [pg, temporal, asr, llm] = await Promise.all([
     startEmbeddedPostgres({ dataDir: dir, port: pgPort, log }),
     findTemporalCli(log).then((cli) =>
       startDevServer({ cli, stateDir: path.join(dir, 'temporal'), port: temporalPort, uiPort: 0, headless: true, namespace: 'default', log }),
     ),
     FakeAsr.start(),
+    FakeLlm.start(),
   ]);
   asr.autoCompleteMs = backendMs;
   const config = loadConfig({
@@ -42,6 +45,8 @@ export async function transcription(): Promise<void> {
     PORT: String(apiPort),
     PUBLIC_BASE_URL: `http://127.0.0.1:${apiPort}`,
     ASR_BASE_URL: asr.url,
+    LLM_API_BASE_URL: llm.baseUrl,
+    LLM_MODEL: 'fake-model',
     LOG_LEVEL: 'warn',
     UPLOAD_MAX_BYTES: '10mb',
   });
@@ -101,11 +106,13 @@ export async function transcription(): Promise<void> {
     const hookTo90 = done.map((j) => at90.get(j.id)! - hooks.get(j.id)!.receivedAt.getTime());
     const from90 = done.map((j) => j.completedAt!.getTime() - at90.get(j.id)!);
     console.log(`  of which: received -> processing 90  p50 ${pct(hookTo90, 50)} ms  p95 ${pct(hookTo90, 95)} ms;  90 -> done p50 ${pct(from90, 50)} ms  p95 ${pct(from90, 95)} ms`);
+    if (done[0]) await translationCost({ url, orm: stack.orm, jobId: done[0].id, llm });
     const mem = process.memoryUsage();
     console.log(`rss ${(mem.rss / 2 ** 20).toFixed(0)} MiB, heap ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB`);
   } finally {
     await stack.stop();
     await asr.close();
+    await llm.close();
     await temporal.stop();
     await pg.stop();
     await fs.rm(dir, { recursive: true, force: true });

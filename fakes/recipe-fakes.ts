@@ -23,6 +23,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { FakeFoods } from './manager-foods.js';
+import { transcriptAnswer, type TranscriptMisbehaviour } from './llm-transcripts.js';
 
 async function listen(server: http.Server): Promise<string> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -138,7 +139,9 @@ export type LlmAnswer =
   | { kind: 'style'; style: AnswerStyle }
   | { kind: 'refusal'; text?: string }
   | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
-  | { kind: 'hang-up' };
+  | { kind: 'hang-up' }
+  /** A translation or summary of a transcript answered wrongly (fakes/llm-transcripts.ts). */
+  | { kind: 'transcript'; misbehave: TranscriptMisbehaviour };
 
 export interface LlmRequest {
   /** `/v1/chat/completions` or Ollama's `/api/chat`. */
@@ -287,8 +290,11 @@ export class FakeLlm {
         case 'hang-up':
           res.destroy();
           return;
+        case 'transcript':
+          return content(transcriptAnswer(body.messages, answer.misbehave) ?? JSON.stringify(readPost(body)));
         default:
-          return content(JSON.stringify(readPost(body)));
+          // Transcription's translations and summaries (fakes/llm-transcripts.ts), else a recipe.
+          return content(transcriptAnswer(body.messages) ?? JSON.stringify(readPost(body)));
       }
     } finally {
       this.inFlight--;

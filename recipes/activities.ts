@@ -26,6 +26,7 @@ import {
 import { type ExtractionRecord, extractPost } from './extract.js';
 import { type CallContext, readBytes, request, statusFailure } from '../outbound/http.js';
 import { isNoRecipe, parseWithModel } from './llm.js';
+import { llmEndpoint } from '../llm/chat.js';
 import { type Created, createRecipe, findRecipe, type ManagerTarget, managerName, putImage } from './managers.js';
 import { type Conversion, converts } from './language.js';
 import { finishMealieRecipe } from './mealie-ingredients.js';
@@ -302,12 +303,12 @@ async function recipeParse(deps: RecipeDeps, input: ParseInput): Promise<ParseOu
     const change = converts(conversion);
     // A page's own recipes are used as they are, unless they are to be translated or converted: then the model reads them too.
     if (structured?.length && !change) return { value: { via: 'json-ld', names: structured.map((s) => s.name) }, results: parsed(structured) };
-    if (!r.llmBaseUrl) throw new PermanentError('No language model is configured: set LLM_API_BASE_URL (and LLM_API_KEY, LLM_MODEL)');
+    const endpoint = llmEndpoint(deps.config);
     const pictures = await collectImages(deps, { item, dir: runDir(deps.config, input.itemId, input.runId) }, ctx);
     let answer;
     try {
       answer = await parseWithModel(
-        { baseUrl: r.llmBaseUrl, apiKey: r.llmApiKey, model: r.llmModel, style: r.llmApiStyle },
+        endpoint,
         { url: item.url, title: x.title, text, thumbnail: item.results.thumbnail, ...(change && { conversion }), ...(pictures.images.length && { images: pictures.images }) },
         ctx,
       );

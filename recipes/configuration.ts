@@ -7,13 +7,6 @@ export const RECIPE_MANAGERS = ['mealie', 'tandoor'] as const;
 export type RecipeManagerKind = (typeof RECIPE_MANAGERS)[number];
 
 /**
- * How the language model is asked (recipes/llm.ts): `openai`, chat completions with a `json_schema` response format;
- * `ollama`, Ollama's native chat API with the schema as its `format`.
- */
-export const LLM_API_STYLES = ['openai', 'ollama'] as const;
-export type LlmApiStyle = (typeof LLM_API_STYLES)[number];
-
-/**
  * When a post's video is transcribed for the model (recipes/speech.ts): `auto`, when the caption holds no recipe;
  * `always`, for every post with a video; `off`, never.
  */
@@ -33,11 +26,6 @@ export interface RecipesConfig {
   processingEnabled: boolean;
   /** How long the deprecated synchronous POST /api/extract waits for the item before it answers 202. */
   extractWaitMs: number;
-  /** OpenAI-compatible chat completions; unset: items fail at parsing saying so. */
-  llmBaseUrl: string | undefined;
-  llmApiKey: string | undefined;
-  llmModel: string;
-  llmApiStyle: LlmApiStyle;
   manager: RecipeManagerKind;
   /** Where Gristmill reaches the recipe manager's API; unset: items fail at uploading saying so. */
   managerBaseUrl: string | undefined;
@@ -105,18 +93,6 @@ const ROWS: SectionRows<RecipesConfig> = {
     variable: 'QUEUE_EXTRACT_WAIT_MS', section: 'recipes', parse: int(100, 3_600_000), default: '120000',
     meaning: 'how long the deprecated synchronous `POST /api/extract` waits for the item before answering 202',
   },
-  llmBaseUrl: {
-    variable: 'LLM_API_BASE_URL', section: 'recipes', parse: baseUrl,
-    meaning:
-      "an OpenAI-compatible API, e.g. `https://api.openai.com/v1` or a local server's `/v1` (with `LLM_API_STYLE=ollama`, Ollama's address, " +
-      'e.g. `http://localhost:11434`); unset: items fail at parsing saying so',
-  },
-  llmApiKey: { variable: 'LLM_API_KEY', section: 'recipes', parse: text(), secret: true, meaning: 'sent as `Authorization: Bearer <key>`' },
-  llmModel: { variable: 'LLM_MODEL', section: 'recipes', parse: text(), default: 'gpt-4o-mini', meaning: 'the model asked' },
-  llmApiStyle: {
-    variable: 'LLM_API_STYLE', section: 'recipes', parse: oneOf(LLM_API_STYLES, { anyCase: true }), default: 'openai',
-    meaning: "how the model is asked: `openai` (chat completions, `json_schema`) or `ollama` (Ollama's native `/api/chat` with the schema as `format`)",
-  },
   manager: { variable: 'RECIPE_MANAGER', section: 'recipes', parse: oneOf(RECIPE_MANAGERS, { anyCase: true }), default: 'mealie', meaning: 'the recipe manager recipes are uploaded to' },
   managerBaseUrl: {
     variable: 'RECIPE_MANAGER_BASE_URL', section: 'recipes', parse: baseUrl,
@@ -174,7 +150,7 @@ const ROWS: SectionRows<RecipesConfig> = {
 /** The recipe queue's settings (docs/configuration.md, "Recipe queue"), declared once; runtime/services.ts reads them. */
 export const recipesConfiguration: ConfigSection = {
   sections: {
-    recipes: { title: 'Recipe queue', about: 'Concurrency, limits, the language model and the recipe manager (recipes/).' },
+    recipes: { title: 'Recipe queue', about: 'Concurrency, limits and the recipe manager (recipes/); the language model is under [Language model](#language-model).' },
   },
   table: { recipes: ROWS },
 };

@@ -1,30 +1,13 @@
-import type { LlmApiStyle } from './configuration.js';
 import { PermanentError } from '../core/errors.js';
 import { type Conversion, conversionInstruction, converts } from './language.js';
-import { type CallContext, excerpt, readText, RecoverableError, request, statusFailure } from '../outbound/http.js';
+import type { CallContext } from '../outbound/http.js';
+import { RecoverableError } from '../outbound/http.js';
+import { answerJson, chatJson, type LlmEndpoint, type ParseMode } from '../llm/chat.js';
 import { checkModelAnswer, fromModel, isUsable, MAX_RECIPES, MODEL_ANSWER_SCHEMA, normalizeModelAnswer, type Origin, type SchemaRecipe } from './recipe.js';
 
-/**
- * The parsing phase's language model, in the API style LLM_API_STYLE names:
- *
- * - `openai`: any OpenAI-compatible `POST {LLM_API_BASE_URL}/chat/completions`. The answer is constrained with
- *   `response_format: {type: "json_schema", strict: true}` (MODEL_ANSWER_SCHEMA). A server that rejects it (400 or
- *   422 naming response_format, json_schema or structured output) is asked in `json_object` mode with the schema
- *   in the prompt, and one that rejects that too with no response format at all.
- * - `ollama`: Ollama's native `POST {base}/api/chat` (`stream: false`) with the schema as its `format`; a server
- *   too old for schemas (400 naming the format) is asked with `format: "json"` and the schema in the prompt.
- * This process remembers, per server and model, the first mode that was accepted.
- *
- * Whatever the mode, models answer in their own ways: JSON in a Markdown fence or after a sentence, a reasoning
- * model's `<think>` block first, a bare recipe without the wrapper, numbers and durations as text, ingredient and
- * step objects. The JSON is found, normalised (recipes/recipe.ts) and then validated with ajv.
- *
- * Failures: a refusal, a content filter, an answer saying the post holds no recipe, or an answer with no usable
- * recipe in it are permanent (the same post gets the same answer). An answer with no JSON to be found (cut off,
- * say) is recoverable: models are not deterministic and the next attempt usually succeeds; after
- * QUEUE_RETRY_ATTEMPTS the item is `unhealthy`. 401/403/404 and other 4xx are permanent (wrong key, model or URL);
- * 408, 429 (with Retry-After) and 5xx recoverable.
- */
+// The client (API styles, response-format modes, failures) is shared with transcription: llm/chat.ts.
+export { answerJson, resetModelCapabilities, type LlmEndpoint, type ParseMode } from '../llm/chat.js';
+
 /**
  * The code of the PermanentError that says the model found no recipe in the post (the video's speech may still hold
  * one: recipes/speech.ts). A code, not a subclass: Temporal names a failure's type after the error's class, and only
@@ -40,14 +23,17 @@ export interface ModelImage {
   kind: 'picture' | 'frame';
 }
 
-export interface LlmEndpoint {
-  baseUrl: string;
-  apiKey: string | undefined;
-  model: string;
-  /** Default `openai`. */
-  style?: LlmApiStyle;
-}
-
+/**
+ * The parsing phase's question to the language model (llm/chat.ts asks it). Whatever the mode, models answer in
+ * their own ways: JSON in a Markdown fence or after a sentence, a reasoning model's `<think>` block first, a bare
+ * recipe without the wrapper, numbers and durations as text, ingredient and step objects. The JSON is found,
+ * normalised (recipes/recipe.ts) and then validated with ajv.
+ *
+ * Failures: a refusal, a content filter, an answer saying the post holds no recipe, or an answer with no usable
+ * recipe in it are permanent (the same post gets the same answer). An answer with no JSON to be found (cut off,
+ * say) is recoverable: models are not deterministic and the next attempt usually succeeds; after
+ * QUEUE_RETRY_ATTEMPTS the item is `unhealthy`.
+ */
 export interface PostText {
   url: string;
   title?: string | undefined;
@@ -61,16 +47,6 @@ export interface PostText {
 
 /** The longest post text sent to the model (a caption is far shorter). */
 const MAX_PROMPT_TEXT = 12_000;
-
-/** How the schema is sent, most constrained first, per API style. */
-const MODES = {
-  openai: ['json_schema', 'json_object', 'prompt'],
-  ollama: ['ollama_schema', 'ollama_json'],
-} as const;
-export type ParseMode = (typeof MODES)[LlmApiStyle][number];
-
-/** Servers and models (`<style> <base URL> <model>`) whose first modes were refused in this process: the mode to start with. */
-const firstMode = new Map<string, number>();
 
 /** The instructions: as the post has it, or translated and converted (recipes/language.ts). */
 function systemPrompt(conversion: Conversion | undefined): string {
@@ -102,21 +78,6 @@ function describeImages(images: ModelImage[]): string {
   return `Images: ${parts.join(' and ')} come with the text; read the recipe from them too (text on screen, ingredients shown).`;
 }
 
-/**
- * The user's message with its images: OpenAI-compatible servers take content parts (`image_url`, a URL or a data
- * URL); Ollama's native API takes base64 images beside the text (data URLs only: Ollama does not fetch URLs).
- */
-function userTurn(p: PostText, ollama: boolean): Record<string, unknown> {
-  const text = userMessage(p);
-  const images = p.images ?? [];
-  if (!images.length) return { role: 'user', content: text };
-  if (ollama) {
-    const base64 = images.map((i) => /^data:[^;]+;base64,(.*)$/s.exec(i.url)?.[1]).filter((b): b is string => Boolean(b));
-    return { role: 'user', content: text, ...(base64.length && { images: base64 }) };
-  }
-  return { role: 'user', content: [{ type: 'text', text }, ...images.map((i) => ({ type: 'image_url', image_url: { url: i.url } }))] };
-}
-
 export interface ParsedRecipes {
   /** One or more, in the order of the post. */
   recipes: SchemaRecipe[];
@@ -126,125 +87,15 @@ export interface ParsedRecipes {
 }
 
 export async function parseWithModel(ep: LlmEndpoint, post: PostText, ctx: CallContext): Promise<ParsedRecipes> {
-  const modes = MODES[ep.style ?? 'openai'];
-  const key = `${ep.style ?? 'openai'} ${ep.baseUrl} ${ep.model}`;
-  for (let i = firstMode.get(key) ?? 0; i < modes.length; i++) {
-    const mode = modes[i]!;
-    const answer = await complete(ep, post, mode, ctx);
-    if (answer.kind === 'answer') return { ...recipesFromAnswer(answer.content, post), mode };
-    firstMode.set(key, i + 1);
-  }
-  throw new PermanentError(`The language model rejected every response format (${modes.join(', ')})`);
-}
-
-/** For tests: forget which servers refused which modes. */
-export function resetModelCapabilities(): void {
-  firstMode.clear();
-}
-
-type Completion = { kind: 'answer'; content: string } | { kind: 'format-unsupported' };
-
-const REFUSES_FORMAT = {
-  openai: /response_format|json_schema|json_object|structured output/i,
-  ollama: /format|schema/i,
-};
-
-async function complete(ep: LlmEndpoint, post: PostText, mode: ParseMode, ctx: CallContext): Promise<Completion> {
-  const what = 'The language model';
-  const constrained = mode === 'json_schema' || mode === 'ollama_schema';
-  const base = systemPrompt(post.conversion);
-  const system = constrained ? base : `${base}\nThe JSON must match this JSON Schema exactly:\n${JSON.stringify(MODEL_ANSWER_SCHEMA)}`;
-  const ollama = mode === 'ollama_schema' || mode === 'ollama_json';
-  const messages = [{ role: 'system', content: system }, userTurn(post, ollama)];
-  const [url, body] = ollama
-    ? [
-        // Ollama's native API is at the server's root: a base URL ending in /v1 or /api (its other APIs) is forgiven.
-        `${ep.baseUrl.replace(/\/(v1|api)$/, '')}/api/chat`,
-        { model: ep.model, stream: false, messages, format: mode === 'ollama_schema' ? MODEL_ANSWER_SCHEMA : 'json', options: { temperature: 0 } },
-      ]
-    : [
-        `${ep.baseUrl}/chat/completions`,
-        {
-          model: ep.model,
-          temperature: 0,
-          messages,
-          ...(mode === 'json_schema' && { response_format: { type: 'json_schema', json_schema: { name: 'recipe', strict: true, schema: MODEL_ANSWER_SCHEMA } } }),
-          ...(mode === 'json_object' && { response_format: { type: 'json_object' } }),
-        },
-      ];
-  const res = await request(
-    what,
-    url,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...(ep.apiKey && { authorization: `Bearer ${ep.apiKey}` }) },
-      body: JSON.stringify(body),
-    },
-    ctx,
-  );
-  const text = await readText(what, res, ctx);
-  if (!res.ok) {
-    const last = mode === 'prompt' || mode === 'ollama_json';
-    if (!last && (res.status === 400 || res.status === 422) && REFUSES_FORMAT[ollama ? 'ollama' : 'openai'].test(text)) {
-      return { kind: 'format-unsupported' };
-    }
-    const images = Boolean(post.images?.length) && res.status >= 400 && res.status < 500 && /image|vision|multimodal|content part/i.test(text);
-    const hint = images
-      ? ' (the model does not take images: set LLM_VISION=false, or LLM_MODEL to a vision model)'
-      : res.status === 401 || res.status === 403
-        ? ' (check LLM_API_KEY)'
-        : res.status === 404
-          ? ' (check LLM_API_BASE_URL, LLM_API_STYLE and LLM_MODEL)'
-          : '';
-    throw statusFailure(what, res, text, hint);
-  }
-  let data: {
-    choices?: { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown }[];
-    message?: { content?: unknown };
+  const ask = {
+    system: systemPrompt(post.conversion),
+    user: userMessage(post),
+    schema: MODEL_ANSWER_SCHEMA,
+    schemaName: 'recipe',
+    ...(post.images?.length && { images: post.images.map((i) => i.url) }),
   };
-  try {
-    data = JSON.parse(text) as typeof data;
-  } catch {
-    throw new RecoverableError(`${what} answered 200 with a body that is not JSON: ${excerpt(text, 200)}`);
-  }
-  if (ollama) {
-    const content = data.message?.content;
-    if (typeof content !== 'string' || !content.trim()) throw new RecoverableError(`${what} answered without content`);
-    return { kind: 'answer', content };
-  }
-  const choice = data.choices?.[0];
-  const refusal = choice?.message?.refusal;
-  if (typeof refusal === 'string' && refusal.trim()) throw new PermanentError(`${what} declined: ${excerpt(refusal, 300)}`);
-  if (choice?.finish_reason === 'content_filter') throw new PermanentError(`${what} withheld its answer (content filter)`);
-  const content = choice?.message?.content;
-  if (typeof content !== 'string' || !content.trim()) throw new RecoverableError(`${what} answered without content`);
-  return { kind: 'answer', content };
-}
-
-/**
- * The JSON in a model's answer: the whole answer, else the first Markdown code fence that parses, else the span
- * from the first `{` (or `[`) to the last `}` (or `]`). A reasoning model's `<think>` block is skipped.
- */
-export function answerJson(content: string): unknown {
-  const answer = content.replace(/<think>[\s\S]*?(<\/think>|$)/gi, '').trim();
-  const attempts = [answer];
-  for (const m of answer.matchAll(/```[a-z0-9_-]*[ \t]*\r?\n?([\s\S]*?)```/gi)) attempts.push(m[1]!.trim());
-  for (const [open, close] of [
-    ['{', '}'],
-    ['[', ']'],
-  ] as const) {
-    const a = answer.indexOf(open);
-    const b = answer.lastIndexOf(close);
-    if (a !== -1 && b > a) attempts.push(answer.slice(a, b + 1));
-  }
-  for (const candidate of attempts) {
-    try {
-      return JSON.parse(candidate) as unknown;
-    } catch {
-      /* the next place */
-    }
-  }
-  throw new RecoverableError(`The language model answered with malformed JSON: ${excerpt(answer, 200)}`);
+  const { content, mode } = await chatJson(ep, ask, ctx);
+  return { ...recipesFromAnswer(content, post), mode };
 }
 
 /**

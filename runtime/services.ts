@@ -3,6 +3,7 @@ import { inNameOrder, platformMigrations } from '../db/migrations/index.js';
 import type { DatabaseSchema } from '../db/orm.js';
 import { docIndexService } from '../docindex/module.js';
 import { ledgerService } from '../ledger/module.js';
+import { llmConfiguration } from '../llm/configuration.js';
 import { recipesService } from '../recipes/module.js';
 import { transcriptionService } from '../transcription/module.js';
 import type { ServiceModule } from './service.js';
@@ -21,7 +22,8 @@ export function serviceOfQueue(queue: string): ServiceModule | undefined {
 export const jobKinds = services.flatMap((s) => s.kinds ?? []);
 export const serviceRoutes = services.flatMap((s) => s.routes ?? []);
 export const errorFormats = services.flatMap((s) => s.errorFormats ?? []);
-export const configSections = services.flatMap((s) => (s.configuration ? [s.configuration] : []));
+/** Every service's settings, after the shared language model's (llm/), which the recipe queue and transcription both read. */
+export const configSections = [llmConfiguration, ...services.flatMap((s) => (s.configuration ? [s.configuration] : []))];
 export const slotPools = services.flatMap((s) => s.pools ?? []);
 export const workflowModules = services.flatMap((s) => (s.workflows ? [s.workflows] : []));
 

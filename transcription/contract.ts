@@ -33,7 +33,12 @@ export interface TranscriptionInput {
   /** ASR_BACKEND when the job (or its retry) started; absent in runs started before it existed: `callback`. */
   backend?: AsrBackendKind;
   limits: TranscriptionLimits;
+  /** TRANSCRIPTION_SUMMARY when the job (or its retry) started: a summary is asked for once it is done. */
+  summaryForEveryJob?: boolean;
 }
+
+/** The patch that asks for a summary after a job is done (runs started before it never do). */
+export const SUMMARY_FOR_EVERY_JOB_PATCH = 'summary-for-every-job';
 
 /** The run a step works for: each activity refuses a job its run no longer owns (jobs/ownership.ts). */
 export interface RunRef {

@@ -13,6 +13,7 @@ import { PLAYBACK_CONTENT_TYPE, uploadDir } from './paths.js';
 import { TranscriptionService } from './service.js';
 import { byteRange } from './byte-range.js';
 import { receiveUpload } from './upload.js';
+import { requestedLanguage } from './derived/service.js';
 import type { RouteFactory } from '../api/deps.js';
 import type { ErrorFormatter } from '../api/errors.js';
 import { lastEventId, streamEvents } from '../api/sse.js';
@@ -180,7 +181,9 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
       method: 'GET',
       path: '/api/jobs/:id/files/:format',
       summary: 'Download a result file: srt, vtt, txt, md or json',
-      description: 'An attachment named after the title. 409 TRANSCRIPT_NOT_READY until the job is done.',
+      description:
+        'An attachment named after the title. 409 TRANSCRIPT_NOT_READY until the job is done. `?language=de`: the ' +
+        'translation into that language (404 TRANSLATION_NOT_FOUND, 409 TRANSLATION_NOT_READY until it is done).',
       tags: TAGS,
       responses: {
         200: { description: 'The file', contentType: 'application/octet-stream' },
@@ -195,7 +198,9 @@ export const transcriptionRoutes: RouteFactory = (deps) => {
             { pointer: '/path/format', message: `must be one of ${TRANSCRIPT_FORMATS.join(', ')}` },
           ]);
         }
-        const file = await service.file(ctx.params.id!, format);
+        // `?language=de`: the translation's file (transcription/derived/).
+        const language = typeof ctx.query.language === 'string' && ctx.query.language ? requestedLanguage(ctx.query.language, '/query/language') : undefined;
+        const file = language ? await service.extras.file(ctx.params.id!, 'translation', language, format) : await service.file(ctx.params.id!, format);
         ctx.attachment(file.fileName);
         ctx.type = file.contentType;
         ctx.length = (await fs.stat(file.path)).size;

@@ -30,6 +30,7 @@ import { editTranscript } from './edits.js';
 import { failJob, markDelivery, resultFileName } from './results.js';
 import { correctSegment, renameSpeakers } from './transcripts/edits.js';
 import { tokenMatches } from './tokens.js';
+import { TranscriptExtras } from './derived/service.js';
 import { backendJobId, classifyWebhook } from './webhook-payload.js';
 
 export interface ServiceDeps {
@@ -113,6 +114,7 @@ export function workflowInput(config: Config, job: Pick<Job, 'id'>, t: Pick<Tran
       heartbeatTimeoutMs: c.heartbeatTimeoutMs,
       mediaTimeoutMs: c.mediaTimeoutMs,
     },
+    ...(config.transcriptExtras.summaryForEveryJob && { summaryForEveryJob: true }),
   };
 }
 
@@ -182,7 +184,12 @@ export function createTranscriptionRow(tx: EntityManager, jobId: string, input: 
 
 /** The transcription service behind the HTTP API: create, list, read, cancel, retry, and the webhook. */
 export class TranscriptionService {
-  constructor(private readonly d: ServiceDeps) {}
+  /** Translations and summaries (transcription/derived/): listed in the job's JSON. */
+  readonly extras: TranscriptExtras;
+
+  constructor(private readonly d: ServiceDeps) {
+    this.extras = new TranscriptExtras(d);
+  }
 
   private workflowInput(job: Job, t: Transcription): TranscriptionInput {
     return workflowInput(this.d.config, job, t);
@@ -206,7 +213,8 @@ export class TranscriptionService {
   async get(id: string, withSegments = false): Promise<JobView> {
     const { job, row } = await this.load(id);
     const segments = withSegments ? (row.segmentsJson ? (JSON.parse(row.segmentsJson) as NumberedSegment[]) : []) : undefined;
-    return jobView(job, row, segments);
+    const extras = (await this.extras.forJobs([id])).get(id)!;
+    return { ...jobView(job, row, segments), ...extras };
   }
 
   async job(id: string): Promise<Job> {
@@ -220,7 +228,8 @@ export class TranscriptionService {
     const where = { kind: TRANSCRIPTION_KIND, ...(q.status && { status: q.status }), ...(inGroup && { id: { $in: inGroup } }) };
     const [jobs, total] = await em.findAndCount(Job, where, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.limit, offset: q.offset });
     const rows = new Map((await em.find(Transcription, { jobId: { $in: jobs.map((j) => j.id) } })).map((r) => [r.jobId, r]));
-    const items = jobs.filter((j) => rows.has(j.id)).map((j) => jobView(j, rows.get(j.id)!));
+    const extras = await this.extras.forJobs(jobs.map((j) => j.id));
+    const items = jobs.filter((j) => rows.has(j.id)).map((j) => ({ ...jobView(j, rows.get(j.id)!), ...extras.get(j.id)! }));
     return { items, total, hasMore: q.offset + jobs.length < total, limit: q.limit, offset: q.offset };
   }
 

@@ -4,6 +4,7 @@ import {
   condition,
   defineSignal,
   isCancellation,
+  patched,
   setHandler,
   sleep,
   workflowInfo,
@@ -11,12 +12,14 @@ import {
 import type { PushActivities } from '../activities/push.js';
 import type { TranscriptionActivities } from './activities.js';
 import type { PlaylistActivities } from './playlist-activities.js';
+import type { TranscriptExtraActivities } from './derived/activities.js';
 import { failureType, isJobStopped } from '../jobs/contract.js';
 import {
   ASR_WEBHOOK_SIGNAL,
   isSyncBackend,
   type RunRef,
   type PlaylistInput,
+  SUMMARY_FOR_EVERY_JOB_PATCH,
   type StageNote,
   type TranscriptionInput,
   type TranscriptionResult,
@@ -74,6 +77,7 @@ function jobActivities(limits: TranscriptionInput['limits']) {
       retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['PermanentError'] },
     }),
     push: proxyJobActivities<PushActivities>({ startToCloseTimeout: '1 minute', retry: externalCallRetry(3) }),
+    extras: proxyJobActivities<TranscriptExtraActivities>({ startToCloseTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY }),
   };
 }
 
@@ -241,6 +245,14 @@ class TranscriptionRun {
     } catch {
       // The transcript is done whatever happens to the notification.
     }
+    // TRANSCRIPTION_SUMMARY: a summary of every transcript, its own job (transcription/derived/).
+    if (this.input.summaryForEveryJob && patched(SUMMARY_FOR_EVERY_JOB_PATCH)) {
+      try {
+        await this.a.extras.transcriptExtraRequestSummary({ transcriptionJobId: jobId });
+      } catch {
+        // The transcript is done whatever happens to its summary; POST /api/jobs/:id/summary asks again.
+      }
+    }
   }
 
   /** Calls that arrived after the one that counted change nothing; their callers are answered now. */
@@ -277,3 +289,5 @@ export async function transcriptionPlaylistWorkflow(input: PlaylistInput): Promi
     return { jobs: 0, outcome: 'failed' };
   }
 }
+// Translations and summaries of finished transcripts run on the same queue, in the same bundle.
+export { transcriptExtraWorkflow } from './derived/workflow.js';

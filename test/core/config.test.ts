@@ -33,10 +33,6 @@ describe('configuration', () => {
       retryBackoffMs: 1000,
       processingEnabled: true,
       extractWaitMs: 120_000,
-      llmBaseUrl: undefined,
-      llmApiKey: undefined,
-      llmModel: 'gpt-4o-mini',
-      llmApiStyle: 'openai',
       manager: 'mealie',
       managerBaseUrl: undefined,
       managerPublicUrl: undefined,
@@ -52,6 +48,7 @@ describe('configuration', () => {
       visionMaxFrames: 3,
       visionMaxImageBytes: 2_000_000,
     });
+    expect(c.llm).toEqual({ baseUrl: undefined, apiKey: undefined, model: 'gpt-4o-mini', style: 'openai' });
     expect(c.transcription).toMatchObject({ asrBackend: 'callback', asrModel: undefined, asrLanguage: undefined, asrChunkMaxBytes: 24 * 1024 * 1024 });
   });
 
@@ -90,7 +87,8 @@ describe('configuration', () => {
 
   it('reads values in any case where the choices allow it', () => {
     const c = loadConfig({ QUEUE_PROCESSING_ENABLED: 'false', RECIPE_MANAGER: 'Tandoor', LLM_API_STYLE: 'Ollama', LLM_API_BASE_URL: 'http://llm:8080/v1/' });
-    expect(c.recipes).toMatchObject({ processingEnabled: false, manager: 'tandoor', llmApiStyle: 'ollama', llmBaseUrl: 'http://llm:8080/v1' });
+    expect(c.recipes).toMatchObject({ processingEnabled: false, manager: 'tandoor' });
+    expect(c.llm).toMatchObject({ style: 'ollama', baseUrl: 'http://llm:8080/v1' });
   });
 });
 

@@ -74,7 +74,48 @@ async function recordRefreshes(libraryId: string, repo: TestRepo): Promise<void>
   await saveHistory('refresh-library-gone', gone);
 }
 
+/** A translation's run, once its workflow has closed (its job row names the transcription job in `detail`). */
+async function translationOf(jobId: string, language: string): Promise<Json> {
+  return until(
+    async () => ((await (await fetch(`${stack.url}/api/jobs/${jobId}`)).json()) as Json).translations.find((t: Json) => t.language === language),
+    (t: Json | undefined) => Boolean(t && ['done', 'failed', 'cancelled'].includes(t.status)),
+    { timeoutMs: 60_000 },
+  );
+}
+
 describe('recording workflow histories', () => {
+  it('records translations through their endings', { timeout: 300_000 }, async () => {
+    const { asr, llm } = fakes;
+    asr.setModel('ready');
+    asr.autoCompleteMs = 200;
+    const job = await uploadJob(stack.url, { bytes: smallWav(2), name: 'to-translate.wav' }, { mode: 'none' });
+    const id = job.body.id as string;
+    await waitForJob(stack.url, id, (j: Json) => j.status === 'done', 60_000);
+    const ask = (language: string) => fetch(`${stack.url}/api/jobs/${id}/translations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ language }) });
+
+    await ask('de');
+    await saveJobRun('translation-success', (await translationOf(id, 'de')).id);
+
+    llm.fallback = { kind: 'transcript', misbehave: 'drop-line' };
+    await ask('fr');
+    const failed = await translationOf(id, 'fr');
+    expect(failed.status).toBe('failed');
+    await saveJobRun('translation-failure', failed.id);
+
+    llm.fallback = { kind: 'read' };
+    llm.delayMs = 30_000;
+    await ask('es');
+    await until(async () => llm.requests.filter((r) => r.body.messages[1]?.content.includes('Target language: es')).length, (n) => n > 0, { timeoutMs: 30_000 });
+    await fetch(`${stack.url}/api/jobs/${id}/translations/es`, { method: 'DELETE' });
+    await saveJobRun('translation-cancel', (await translationOf(id, 'es')).id);
+    llm.delayMs = 0;
+
+    await ask('fr');
+    const retried = await translationOf(id, 'fr');
+    expect(retried.status).toBe('done');
+    await saveJobRun('translation-retry', retried.id);
+  });
+
   it('records every workflow type through its endings', { timeout: 900_000 }, async () => {
     const { asr, llm, site } = fakes;
     const c = stack.config;

@@ -38,6 +38,7 @@ describe('recorded workflow histories', () => {
       'recipeWorkflow',
       'refreshLibraryWorkflow',
       'slotsWorkflow',
+      'transcriptExtraWorkflow',
       'transcriptionWorkflow',
     ]);
     const ended = (h: (typeof histories)[number]) => {
@@ -49,11 +50,11 @@ describe('recorded workflow histories', () => {
       return 'running';
     };
     const endings = (type: string) => new Set(histories.filter((h) => h.workflowType === type).map(ended));
-    for (const type of ['indexLibraryWorkflow', 'transcriptionWorkflow', 'recipeWorkflow']) {
+    for (const type of ['indexLibraryWorkflow', 'transcriptionWorkflow', 'recipeWorkflow', 'transcriptExtraWorkflow']) {
       expect([...endings(type)].sort(), type).toEqual(expect.arrayContaining(['cancelled', 'completed', 'failed']));
     }
     expect(endings('slotsWorkflow').has('continued-as-new')).toBe(true);
     // A retry is a second run of a job's workflow: its history starts from the same workflow id as an earlier one.
-    expect(histories.filter((h) => h.name.endsWith('-retry')).map((h) => h.workflowType).sort()).toEqual(['recipeWorkflow', 'transcriptionWorkflow']);
+    expect(histories.filter((h) => h.name.endsWith('-retry')).map((h) => h.workflowType).sort()).toEqual(['recipeWorkflow', 'transcriptExtraWorkflow', 'transcriptionWorkflow']);
   });
 });

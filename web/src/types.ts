@@ -156,6 +156,23 @@ export interface TranscriptionJob {
   segments?: TranscriptSegment[];
   /** The playlist (POST /api/playlists) the job is an entry of. */
   groupId?: string | null;
+  /** Its translations (POST /api/jobs/:id/translations) and its summary (POST /api/jobs/:id/summary). */
+  translations?: TranscriptExtra[];
+  summary?: TranscriptExtra | null;
+}
+
+/** A translation or summary of a transcript: its own job, and its files once done. */
+export interface TranscriptExtra {
+  id: string;
+  task: 'translation' | 'summary';
+  language: string | null;
+  status: TranscriptionStatus;
+  progress: number;
+  stage: string | null;
+  stageDetail: string | null;
+  error: string | null;
+  files: Record<string, string> | null;
+  summary?: { summary: string; chapters: { start: number; end: number; title: string; summary: string }[] };
 }
 
 export interface TranscriptSegment {

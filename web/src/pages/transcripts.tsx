@@ -4,6 +4,7 @@ import { Badge, DownloadLink, ErrorText, formatClock, formatDate, Notice, Progre
 import { PushOptIn } from '../push.js';
 import type { TranscriptionJob } from '../types.js';
 import { TranscriptEditor } from './transcript-editor.js';
+import { applyExtraEvent, TranscriptExtras } from './transcript-extras.js';
 
 const ACTIVE = new Set(['pending', 'processing']);
 const RETRYABLE = new Set(['failed', 'cancelled']);
@@ -25,6 +26,11 @@ export function TranscriptsPage() {
         list.upsert(job);
         if (job.status === 'done') setJustDone((s) => new Set(s).add(id));
       }, () => void list.reload());
+    } else if (event === 'extra') {
+      // A translation or summary of job `jobId` moved (transcript-extras.tsx); once it ends, its files and text are read.
+      const x = raw as Parameters<typeof applyExtraEvent>[1] & { jobId: string };
+      if (['done', 'failed', 'cancelled'].includes(x.status ?? '')) void api<TranscriptionJob>(`/api/jobs/${id}`).then((job) => list.upsert(job), () => undefined);
+      else list.patch(id, (j) => applyExtraEvent(j, x));
     }
   });
   const { items: jobs, loadError, streamProblem, upsert: replace } = live;
@@ -317,6 +323,7 @@ function JobRow({ job, openTranscript, onChanged }: { job: TranscriptionJob; ope
               <p class="hint">Loading…</p>
             )}
           </details>
+          <TranscriptExtras job={job} onChanged={onChanged} />
         </>
       )}
       <div class="actions">

@@ -1,0 +1,34 @@
+import type { Job } from '../../db/entities/job.js';
+import { type JobKind } from '../../jobs/kinds.js';
+import { TRANSCRIPTION_STATUSES } from '../kind.js';
+import { EXTRA_KIND } from './contract.js';
+
+/**
+ * The jobs of translations and summaries: the transcription statuses, and one event, `extra`, on every change.
+ * Their events go to their own streams and to `kind:transcription` (the job's `topics`), so `GET /api/jobs/events`
+ * and the web page follow them: `jobId` is the transcription job's, `extraId` the translation's or summary's.
+ */
+export function extraEvent(job: Job): { event: string; data: Record<string, unknown> } {
+  const d = job.detail as { transcriptionJobId?: string; task?: string; language?: string | null };
+  return {
+    event: 'extra',
+    data: {
+      jobId: d.transcriptionJobId ?? null,
+      extraId: job.id,
+      task: d.task ?? null,
+      language: d.language ?? null,
+      status: job.status,
+      progress: job.progress,
+      stage: job.stage ?? null,
+      stageDetail: job.stageDetail ?? null,
+      error: job.error ?? null,
+      updatedAt: job.updatedAt.toISOString(),
+    },
+  };
+}
+
+export const transcriptExtraKind: JobKind = {
+  name: EXTRA_KIND,
+  statuses: TRANSCRIPTION_STATUSES,
+  stateEvent: (job) => extraEvent(job),
+};
