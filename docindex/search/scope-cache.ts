@@ -10,6 +10,10 @@ export interface Cached {
  * ones of its scope. Least recently used entries are dropped once the entries together exceed `maxBytes`; one bigger
  * than that is handed to its caller and not kept. Concurrent requests for a key share one load.
  */
+/** How long a first ask is remembered for `wanted`; at most ASKED_MAX keys are. */
+const ADMIT_WINDOW_MS = 10 * 60_000;
+const ASKED_MAX = 10_000;
+
 export class ScopeCache<T extends Cached> {
   private readonly entries = new Map<string, T>();
   private readonly loading = new Map<string, Promise<T>>();
@@ -30,6 +34,24 @@ export class ScopeCache<T extends Cached> {
     }
     return hit;
   }
+
+  /**
+   * Whether a key that is not loaded should be loaded now, for a caller that can do without it (keyword search
+   * answers in SQL meanwhile): always while the cache is less than half full; after that only when the key was
+   * asked for before, within ADMIT_WINDOW_MS. A query to a scope nobody asks for again then evicts nothing, and a
+   * stream of queries over more scopes than fit does not load (and evict) on every one of them.
+   */
+  wanted(key: string, now = Date.now()): boolean {
+    if (this.bytes < this.maxBytes / 2) return true;
+    const seen = this.asked.get(key);
+    this.asked.delete(key);
+    if (seen !== undefined && now - seen < ADMIT_WINDOW_MS) return true;
+    this.asked.set(key, now);
+    if (this.asked.size > ASKED_MAX) this.asked.delete(this.asked.keys().next().value!);
+    return false;
+  }
+
+  private readonly asked = new Map<string, number>();
 
   /** Whether a load of `key` is running. */
   isLoading(key: string): boolean {

@@ -137,12 +137,13 @@ export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager,
 
 /**
  * The scope's keyword index if it is loaded; otherwise undefined, and its load started in the background (with a
- * fresh EntityManager: the request's may be done by then), so the SQL ranking answers until it is ready.
+ * fresh EntityManager: the request's may be done by then), so the SQL ranking answers until it is ready. Once the
+ * cache is half full, a scope's index is loaded at its second query within ten minutes (ScopeCache.wanted).
  */
 export function keywordIndex(deps: SearchDeps, em: EntityManager, scope: Scope, stamp: string): KeywordIndex | undefined {
   const key = keywordKey(scope, stamp);
   const ready = keywordIndexes?.peek(key);
-  if (!ready && !keywordIndexes?.isLoading(key)) void loadScopeKeywordIndex(deps, em, scope, stamp);
+  if (!ready && !keywordIndexes?.isLoading(key) && (keywordIndexes?.wanted(key) ?? true)) void loadScopeKeywordIndex(deps, em, scope, stamp);
   return ready;
 }
 
