@@ -87,6 +87,16 @@ describe('language and units', () => {
     expect(created!.notes).toEqual([{ title: 'Original text', text: GERMAN }]);
     // The translated ingredients are what Mealie parses.
     expect(h.manager.foods.parserRequests).toEqual([['250 g flour', '2 eggs', '240 ml milk']]);
+    // The model read the German post; the recipe in Mealie is its English, metric text, the German only in the note.
+    expect(h.llm.requests[0]!.body.messages.find((m) => m.role === 'user')!.content).toContain('2 Tassen Mehl');
+    expect(created!.recipe).toMatchObject({ recipeIngredient: ['250 g flour', '2 eggs', '240 ml milk'] });
+    expect(JSON.stringify(created!.recipe.recipeInstructions)).toMatch(/Mix everything\..*Fry in the pan\./);
+    expect(created!.ingredients!.map((i) => [i.quantity, (i.unit as { name?: string } | null)?.name, (i.food as { name?: string } | null)?.name])).toEqual([
+      [250, 'g', 'flour'],
+      [2, undefined, 'eggs'],
+      [240, 'ml', 'milk'],
+    ]);
+    expect(JSON.stringify({ ...created!.recipe, ingredients: created!.ingredients })).not.toMatch(/Mehl|Tasse|Eier|Pfanne/);
   });
 
   it("an item's own language and units win over the settings; keep means no conversion", async () => {

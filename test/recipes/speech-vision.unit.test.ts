@@ -33,6 +33,14 @@ describe('when the speech step runs', () => {
     const ended = failRunning(phases, 't1');
     expect(ended[0]!.steps).toEqual([{ name: 'speech', status: 'error', detail: 'job 1', startedAt: 't0', completedAt: 't1' }]);
   });
+
+  it('parsing asked again (after the speech step, or a retried attempt) records its pictures step once, the latest', () => {
+    const first = { name: 'pictures' as const, status: 'completed' as const, detail: 'Sent 1 picture to the model', completedAt: 't0' };
+    const again = { ...first, detail: 'Sent 1 picture and 2 frames of the video to the model', completedAt: 't1' };
+    const phases = withStep(withStep(initialPhases(), 'parsing', first), 'parsing', again);
+    expect(phases[1]!.steps).toEqual([again]);
+    expect(phases[0]!.steps).toBeUndefined();
+  });
 });
 
 describe('images for the model', () => {

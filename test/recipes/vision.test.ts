@@ -101,5 +101,8 @@ describe('a vision model', () => {
     expect(h.llm.requests[1]!.images).toEqual(h.llm.requests[0]!.images);
     expect(await downloads()).toBe(1);
     expect(h.manager.created.map((c) => c.raw.name)).toEqual(['Sunday pasta']);
+    // The model asked twice records the pictures step once, the second time's.
+    const parsing = item.phases.find((p: Json) => p.name === 'parsing');
+    expect(parsing.steps.map((s: Json) => [s.name, s.status])).toEqual([['pictures', 'completed']]);
   });
 });

@@ -289,6 +289,12 @@ describe('the web interface, in a browser', () => {
     await item.waitFor({ timeout: 30_000 });
     await expect(item.locator('h3').textContent()).resolves.toBe('Lemon pasta');
     await expect(item.locator('.phases > li[data-status="completed"]').count()).resolves.toBe(3);
+    // Parsing's pictures step, skipped (the model is not set to take images), with why.
+    const pictures = item.locator('.phases .steps li[data-step="pictures"]');
+    await expect(pictures.getAttribute('data-status')).resolves.toBe('skipped');
+    await expect(pictures.locator('.step-detail').textContent()).resolves.toContain('LLM_VISION=false');
+    await expect(item.locator('.phases > li', { hasText: 'Understand the recipe' }).locator('.steps li').count()).resolves.toBe(1);
+    await expect(item.getByRole('link', { name: 'Transcript of the video' }).count()).resolves.toBe(0);
     await expect(item.getByTestId('recipe-link').getAttribute('href')).resolves.toBe(`${manager.url}/g/home/r/lemon-pasta`);
 
     await b.screenshot('recipe-success');
@@ -316,6 +322,40 @@ describe('the web interface, in a browser', () => {
     await expect(links.nth(1).getAttribute('href')).resolves.toBe(`${manager.url}/g/home/r/blueberry-syrup`);
     await expect(item.getByTestId('recipe-link').getAttribute('href')).resolves.toBe(`${manager.url}/g/home/r/pancakes`);
     expect(unexpectedErrors()).toEqual([]);
+  });
+
+  it("shows the video's speech step of a post whose recipe is in the video, and links its transcript", async () => {
+    screenshotOnFailure('recipes-speech');
+    const { page } = b;
+    const spoken = ['- 200 g spaghetti', '- 1 lemon', '1. Boil the pasta.', '2. Toss it with the lemon.'];
+    const demo = asr.result;
+    asr.result = (job) => ({ id: job.id, status: 'completed', segments: spoken.map((text, i) => ({ start: i * 2, end: i * 2 + 1.8, text })) });
+    const audio = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gristmill-web-speech-')), 'speech.wav');
+    fs.writeFileSync(audio, wav({ seconds: 3, pauses: true }));
+    try {
+      const post = site.add('reel', { title: 'Lemon spaghetti', caption: 'Recipe in the video', picture: true });
+      await ytdlp.set({ [post]: { info: { title: 'Lemon spaghetti', description: 'Recipe in the video', extractor_key: 'Instagram', duration: 6, ext: 'mp4' }, media: audio } });
+      await page.getByLabel('Post URL').fill(post);
+      await page.getByRole('button', { name: 'Queue' }).click();
+
+      const item = page.locator('[data-item-id][data-status="success"]').filter({ hasText: post });
+      await item.waitFor({ timeout: 60_000 });
+      const speech = item.locator('.phases .steps li[data-step="speech"]');
+      await expect(speech.getAttribute('data-status')).resolves.toBe('completed');
+      await expect(speech.locator('.step-name').textContent()).resolves.toBe("The video's speech");
+      const detail = await speech.locator('.step-detail').textContent();
+      const jobId = /transcription job ([\w-]+)\)/.exec(detail ?? '')?.[1];
+      expect(detail, 'the step names its transcription job').toMatch(/^Transcribed the video's speech/);
+      await expect(item.getByRole('link', { name: 'Transcript of the video' }).getAttribute('href')).resolves.toBe(`/api/jobs/${jobId}/files/txt`);
+      const transcript = await page.evaluate(async (href) => (await fetch(href)).text(), `/api/jobs/${jobId}/files/txt`);
+      expect(transcript).toContain('200 g spaghetti');
+      await b.screenshot('recipe-speech');
+      expect(unexpectedErrors()).toEqual([]);
+    } finally {
+      asr.result = demo;
+      await ytdlp.set({});
+      fs.rmSync(path.dirname(audio), { recursive: true, force: true });
+    }
   });
 
   it('shows why a post failed, and retries it once the problem is fixed', async () => {

@@ -187,11 +187,19 @@ export interface TranscriptSegment {
 
 export type QueueStatus = 'pending' | 'in_progress' | 'success' | 'error' | 'unhealthy';
 
+/** An optional step a phase took or skipped: extraction's `speech`, parsing's `pictures` (docs/recipes.md). */
+export interface PhaseStep {
+  name: string;
+  status: 'in_progress' | 'completed' | 'skipped' | 'error';
+  detail?: string;
+}
+
 export interface Phase {
   name: 'extraction' | 'parsing' | 'uploading';
   status: 'pending' | 'in_progress' | 'completed' | 'error';
   progress?: number;
   attempts?: number;
+  steps?: PhaseStep[];
 }
 
 export interface QueueItem {
@@ -206,6 +214,8 @@ export interface QueueItem {
     recipeManagerUrl?: string;
     thumbnail?: string;
     extractedText?: string;
+    /** The transcription job that heard the video's speech, when the speech step ran. */
+    transcriptionJobId?: string;
   };
   error?: string;
   runs: number;

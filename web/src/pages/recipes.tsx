@@ -1,13 +1,14 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { Badge, ErrorText, formatDate, Notice, Section, useAction, useLiveList } from '../components.js';
+import { Badge, DownloadLink, ErrorText, formatDate, Notice, Section, useAction, useLiveList } from '../components.js';
 import { PushOptIn } from '../push.js';
 import { navigate } from '../router.js';
 import { extractSharedUrl } from '../share.js';
-import type { QueueItem, QueueUpdate } from '../types.js';
+import type { Phase, QueueItem, QueueUpdate } from '../types.js';
 
 const RETRYABLE = new Set(['error', 'unhealthy']);
 const PHASE_LABELS: Record<string, string> = { extraction: 'Read the post', parsing: 'Understand the recipe', uploading: 'Save to the recipe manager' };
+const STEP_LABELS: Record<string, string> = { speech: "The video's speech", pictures: 'Pictures and frames' };
 
 /**
  * The recipe queue: submit a post's link (typed, or shared from a phone through the manifest's share target at
@@ -110,6 +111,9 @@ function Item({ item, onChanged }: { item: QueueItem; onChanged: (i: QueueItem) 
   const link = item.results?.recipeManagerUrl;
   // A post with several recipes lists each, with its link once uploaded.
   const several = (item.results?.recipes?.length ?? 0) > 1 ? item.results!.recipes! : undefined;
+  // The transcript of the video's speech once its step is done (the Transcripts page lists its job too).
+  const speech = item.phases.find((p) => p.name === 'extraction')?.steps?.find((s) => s.name === 'speech');
+  const transcript = speech?.status === 'completed' ? item.results?.transcriptionJobId : undefined;
   return (
     <li class="item" data-item-id={item.id} data-status={item.status}>
       <div class="item-head">
@@ -129,6 +133,7 @@ function Item({ item, onChanged }: { item: QueueItem; onChanged: (i: QueueItem) 
           <li key={p.name} data-status={p.status}>
             <span class="phase-name">{PHASE_LABELS[p.name] ?? p.name}</span> <Badge status={p.status} />
             {(p.attempts ?? 0) > 1 && <small> attempt {p.attempts}</small>}
+            {p.steps?.length ? <Steps phase={p} /> : null}
           </li>
         ))}
       </ol>
@@ -154,6 +159,7 @@ function Item({ item, onChanged }: { item: QueueItem; onChanged: (i: QueueItem) 
             Open in recipe manager
           </a>
         )}
+        {transcript && <DownloadLink path={`/api/jobs/${transcript}/files/txt`}>Transcript of the video</DownloadLink>}
         {RETRYABLE.has(item.status) && (
           <button
             type="button"
@@ -167,5 +173,19 @@ function Item({ item, onChanged }: { item: QueueItem; onChanged: (i: QueueItem) 
       </div>
       <ErrorText error={action.error} />
     </li>
+  );
+}
+
+/** A phase's optional steps (the video's speech, the pictures sent to the model): what each did, or why not. */
+function Steps({ phase }: { phase: Phase }) {
+  return (
+    <ul class="steps" aria-label={`Steps of ${PHASE_LABELS[phase.name] ?? phase.name}`}>
+      {phase.steps!.map((s) => (
+        <li key={s.name} data-step={s.name} data-status={s.status}>
+          <span class="step-name">{STEP_LABELS[s.name] ?? s.name}</span> <Badge status={s.status} />
+          {s.detail && <small class="hint step-detail">{s.detail}</small>}
+        </li>
+      ))}
+    </ul>
   );
 }
