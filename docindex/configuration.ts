@@ -181,7 +181,8 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, Nested> & {
     variable: 'SEARCH_KEYWORD_CACHE_MB', section: 'search', parse: refine(int(0, 1_048_576), (mb) => mb * MB), default: '256',
     meaning:
       "memory (MB) for keyword search's in-process indexes (least recently used dropped): a library's index is built in the background on its " +
-      'first keyword query and answers from then on, the SQL ranking answering meanwhile; `0` always ranks in SQL (docs/ranking.md)',
+      'first keyword query (its second within ten minutes once the cache is half full) and answers from then on, the SQL ranking answering ' +
+      'meanwhile; a library whose index does not fit is ranked in SQL; `0` always ranks in SQL (docs/ranking.md)',
   },
   searchThreads: {
     variable: 'SEARCH_THREADS', section: 'search', parse: int(0, 64),
