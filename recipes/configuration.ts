@@ -1,7 +1,8 @@
 import type { ConfigSection, SectionRows } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
 import { baseUrl, bool, int, oneOf, parser, resolvedPath, text } from '../core/settings.js';
-import { canonicalLanguage, UNIT_SYSTEMS, type UnitSystem } from './language.js';
+import { canonicalLanguage } from '../core/languages.js';
+import { UNIT_SYSTEMS, type UnitSystem } from './language.js';
 
 export const RECIPE_MANAGERS = ['mealie', 'tandoor'] as const;
 export type RecipeManagerKind = (typeof RECIPE_MANAGERS)[number];

@@ -3,6 +3,8 @@
  * write the recipe in. A language is a BCP 47 tag whose language Node's ICU knows (`de`, `en`, `pt-BR`); units are
  * `metric`, `us` or `keep`. Pure: the configuration, the API and the activities share it.
  */
+import { languageName } from '../core/languages.js';
+
 export const UNIT_SYSTEMS = ['metric', 'us', 'keep'] as const;
 export type UnitSystem = (typeof UNIT_SYSTEMS)[number];
 
@@ -13,23 +15,6 @@ export interface Conversion {
   units: UnitSystem;
 }
 
-const names = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
-
-/** The canonical tag of a language ICU knows, or undefined ("xx", "German", "en_US!"). */
-export function canonicalLanguage(raw: string): string | undefined {
-  try {
-    const [tag] = Intl.getCanonicalLocales(raw.trim());
-    if (!tag) return undefined;
-    return names.of(new Intl.Locale(tag).language) ? tag : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** "German (de)": how the prompt names a language. */
-export function languageName(tag: string): string {
-  return `${names.of(tag) ?? tag} (${tag})`;
-}
 
 export const converts = (c: Conversion): boolean => Boolean(c.language) || c.units !== 'keep';
 

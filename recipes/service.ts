@@ -23,7 +23,7 @@ import {
   workflowIdFor,
 } from './contract.js';
 import { type ItemView, itemView, queueUpdate } from './kind.js';
-import { canonicalLanguage } from './language.js';
+import { canonicalLanguage } from '../core/languages.js';
 import { initialPhases } from './phases.js';
 import { normalizePostUrl } from './url.js';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../core/errors.js';
-import { canonicalLanguage, conversionInstruction } from '../../recipes/language.js';
+import { canonicalLanguage } from '../../core/languages.js';
+import { conversionInstruction } from '../../recipes/language.js';
 import { resetModelCapabilities } from '../../recipes/llm.js';
 import { tandoorRecipe } from '../../recipes/managers.js';
 import { readConfig } from '../../runtime/config.js';

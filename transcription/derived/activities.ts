@@ -17,7 +17,7 @@ import { TRANSCRIPT_FORMATS } from '../transcripts/writers.js';
 import type { ExtraTask } from './contract.js';
 import { TranscriptExtra } from './entities.js';
 import { TranscriptExtras } from './service.js';
-import { languageName } from './languages.js';
+import { languageName } from '../../core/languages.js';
 import { assembleSummary, combineAsk, type PartSummary, partAsk, readCombined, readPart, renderSummary } from './summary.js';
 import { chunkCount, chunkRange, readTranslation, renderTranslation, type SourceLine, sourceLines, translationAsk } from './translation.js';
 

@@ -3,23 +3,8 @@
  * `zh-Hant`), and a rough check that a model answered in the language it was asked for. Pure: the API, the
  * activities and the tests share it.
  */
-const names = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'none' });
+import { languageName } from '../../core/languages.js';
 
-/** The canonical tag of a language ICU knows, or undefined (`xx`, `German`, `en_US!`). */
-export function canonicalLanguage(raw: string): string | undefined {
-  try {
-    const [tag] = Intl.getCanonicalLocales(raw.trim());
-    if (!tag) return undefined;
-    return names.of(new Intl.Locale(tag).language) ? tag : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** "German (de)": how prompts and messages name a language. */
-export function languageName(tag: string): string {
-  return `${names.of(tag) ?? tag} (${tag})`;
-}
 
 /** Languages written in a script of their own: an answer with almost none of it is in another language. */
 const SCRIPTS: Record<string, RegExp> = {

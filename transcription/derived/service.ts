@@ -13,7 +13,7 @@ import { TRANSCRIPTION_STATUSES } from '../kind.js';
 import { FORMAT_CONTENT_TYPES, fileStem, TRANSCRIPT_FORMATS, type TranscriptFormat } from '../transcripts/writers.js';
 import { EXTRA_KIND, EXTRA_WORKFLOW, type ExtraInput, type ExtraTask, extraWorkflowId } from './contract.js';
 import { TranscriptExtra } from './entities.js';
-import { canonicalLanguage } from './languages.js';
+import { canonicalLanguage } from '../../core/languages.js';
 import type { Summary } from './summary.js';
 
 export interface ExtrasDeps {

@@ -1,7 +1,7 @@
 import { answerJson } from '../../llm/chat.js';
 import type { NumberedSegment } from '../transcripts/segments.js';
 import { escapeMarkdown, shortTime } from '../transcripts/writers.js';
-import { languageName } from './languages.js';
+import { languageName } from '../../core/languages.js';
 
 /**
  * A summary with timestamped chapters. The transcript goes to the model in parts of whole segments, each line with

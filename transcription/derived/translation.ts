@@ -2,7 +2,8 @@ import { answerJson } from '../../llm/chat.js';
 import { buildCues, layoutLines, speakerPrefix, type SubtitleCue, type SubtitleRules } from '../transcripts/cues.js';
 import { type NumberedSegment, round3 } from '../transcripts/segments.js';
 import { toJson, toMarkdown, toSrt, toTxt, toVtt, type TranscriptFormat, type TranscriptMeta } from '../transcripts/writers.js';
-import { languageName, wrongLanguage } from './languages.js';
+import { languageName } from '../../core/languages.js';
+import { wrongLanguage } from './languages.js';
 
 /**
  * A translated transcript keeps the original's timing exactly: what is translated is the original's subtitle cues
