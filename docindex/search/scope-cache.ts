@@ -4,16 +4,16 @@ export interface Cached {
   dispose(): void;
 }
 
+/** How long a first ask is remembered for `wanted`; at most ASKED_MAX keys are. */
+const ADMIT_WINDOW_MS = 10 * 60_000;
+const ASKED_MAX = 10_000;
+
 /**
  * A process's in-memory structures built from one library scope (vector matrices, keyword indexes), keyed
  * `<scope>|<stamp>`: the stamp changes whenever the scope is re-indexed, and a newer stamp's entry drops the older
  * ones of its scope. Least recently used entries are dropped once the entries together exceed `maxBytes`; one bigger
  * than that is handed to its caller and not kept. Concurrent requests for a key share one load.
  */
-/** How long a first ask is remembered for `wanted`; at most ASKED_MAX keys are. */
-const ADMIT_WINDOW_MS = 10 * 60_000;
-const ASKED_MAX = 10_000;
-
 export class ScopeCache<T extends Cached> {
   private readonly entries = new Map<string, T>();
   private readonly loading = new Map<string, Promise<T>>();
