@@ -1,5 +1,5 @@
 import type { Job } from '../../db/entities/job.js';
-import { type JobKind } from '../../jobs/kinds.js';
+import { type JobKind, jobState } from '../../jobs/kinds.js';
 import { TRANSCRIPTION_STATUSES } from '../kind.js';
 import { EXTRA_KIND } from './contract.js';
 
@@ -10,20 +10,11 @@ import { EXTRA_KIND } from './contract.js';
  */
 export function extraEvent(job: Job): { event: string; data: Record<string, unknown> } {
   const d = job.detail as { transcriptionJobId?: string; task?: string; language?: string | null };
+  // The job's public state (jobs/kinds.ts), its id as `extraId` and without its kind.
+  const { jobId: extraId, kind: _kind, ...state } = jobState(job);
   return {
     event: 'extra',
-    data: {
-      jobId: d.transcriptionJobId ?? null,
-      extraId: job.id,
-      task: d.task ?? null,
-      language: d.language ?? null,
-      status: job.status,
-      progress: job.progress,
-      stage: job.stage ?? null,
-      stageDetail: job.stageDetail ?? null,
-      error: job.error ?? null,
-      updatedAt: job.updatedAt.toISOString(),
-    },
+    data: { jobId: d.transcriptionJobId ?? null, extraId, task: d.task ?? null, language: d.language ?? null, ...state },
   };
 }
 
