@@ -157,9 +157,20 @@ async function keepPlaybackCopy(d: TranscriptionDeps, ref: RunRef, ffmpeg: Tool,
 /**
  * One submission, with a fresh webhook token (its hash stored first, so a fast backend's call is recognised) and
  * a fresh multipart body and file stream. 503: `busy` with the Retry-After delay.
+ *
+ * Idempotent: once an attempt has recorded its backend job, a later attempt of the step answers that job instead
+ * of submitting again. That attempt ran when its completion could not reach Temporal (the server, or its
+ * database, away): a second submission would rotate the token, so the first job's result would be refused as
+ * stale while the second one's is transcribed again. A retry of the job clears the recorded job first
+ * (service.ts), so this only spans one run.
  */
 export async function submitAudio(d: TranscriptionDeps, input: RunRef & { audio: string; note?: StageNote }): Promise<SubmitResult> {
   const endpoint = asrEndpoint(d);
+  const row = await begin(d, input);
+  if (row.asrJobId && row.submittedAt) {
+    d.log.info('the backend job was already submitted by an earlier attempt', { jobId: input.jobId, asrJobId: row.asrJobId });
+    return { kind: 'accepted', asrJobId: row.asrJobId };
+  }
   await begin(d, input, input.note);
   const token = newToken();
   // Only the owner's token counts: a late attempt of a replaced run must not unseat the current submission's.

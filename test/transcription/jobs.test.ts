@@ -1,7 +1,11 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../core/log.js';
+import { Job } from '../../db/entities/job.js';
+import { createTranscriptionActivities } from '../../transcription/activities.js';
 import { TranscriptionWebhook } from '../../transcription/entities.js';
 import { readEvents } from '../../jobs/events.js';
 import { json, type Json } from '../support/http.js';
@@ -235,6 +239,27 @@ describe('the webhook answers as the spec says', () => {
     } finally {
       await fs.rm(transcripts, { force: true });
     }
+  });
+});
+
+describe('the submit step run again after its attempt recorded the backend job', () => {
+  // The attempt's completion never reached Temporal (the server or its database away), so Temporal runs the step
+  // again: it must answer the recorded job, not submit a second one under a new token.
+  it('answers the recorded backend job: one submission, the stage kept, and that job\'s result finishes the job', async () => {
+    const { id, submission } = await submitted('again.wav');
+    const job = await h.stack.orm.em.fork().findOneOrFail(Job, { id });
+    const activities = createTranscriptionActivities({ ...h.stack, log: createLogger('silent') });
+    const again = await new MockActivityEnvironment({ attempt: 2 }).run(activities.transcriptionSubmit, {
+      jobId: id,
+      runId: job.runId!,
+      audio: 'no-such-file.wav',
+      note: { progress: 40, stage: 'submitting', stageDetail: 'Submitting none audio' },
+    });
+    expect(again).toEqual({ kind: 'accepted', asrJobId: submission.id });
+    expect(h.asr.jobs.filter((j) => j.externalId === id)).toHaveLength(1);
+    expect(await getJob(h.url, id)).toMatchObject({ status: 'processing', stage: 'transcribing', asrJobId: submission.id });
+    expect(await h.asr.complete(submission, [{ start: 0, end: 1, text: 'first words' }])).toMatchObject({ status: 200 });
+    expect(await waitForJob(h.url, id, isFinished)).toMatchObject({ status: 'done', segments: [{ text: 'first words' }] });
   });
 });
 
