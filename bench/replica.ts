@@ -8,10 +8,11 @@ import { freePort } from '../fakes/ports.js';
 import { loadConfig } from '../runtime/config.js';
 import { spawnManaged, stopManaged, tail } from '../runtime/processes.js';
 import { provisionTemporal } from '../runtime/temporal.js';
+import { imageEnvironment } from '../test/support/compose.js';
 
 /**
- * An API replica as the image runs it (`node dist/bin/api.js`, the compiled build, attached to PostgreSQL and a
- * Temporal server), for the scale benchmark to measure what one replica holds: its resident memory, read from
+ * An API replica as the image runs it (`node dist/bin/api.js`, the compiled build, with the image's environment,
+ * attached to PostgreSQL and a Temporal server), for the scale benchmark to measure what one replica holds: its resident memory, read from
  * /proc, after it has answered queries over every library. The build is made first (`npm run build`).
  */
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -33,10 +34,11 @@ export async function startReplica(o: { databaseUrl: string; dataDir: string; en
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      NODE_ENV: 'production',
+      ...(await imageEnvironment()),
       DATABASE_URL: o.databaseUrl,
       TEMPORAL_ADDRESS: temporal.address,
       DATA_DIR: o.dataDir,
+      HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: 'warn',
       ...o.env,

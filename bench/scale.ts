@@ -144,6 +144,23 @@ function liveMemory(): NodeJS.MemoryUsage {
   return process.memoryUsage();
 }
 
+/** One replica the `replica` phase measures: its query model, and settings or allocator variables to compare. */
+interface ReplicaVariant {
+  embeddings: 'local' | 'remote';
+  env?: Record<string, string>;
+}
+
+/** `BENCH_SCALE_REPLICAS` (a JSON array of ReplicaVariant) compares replicas over the same generated data. */
+function replicaVariants(): ReplicaVariant[] {
+  const text = process.env.BENCH_SCALE_REPLICAS;
+  if (!text) return [{ embeddings: 'local' }, { embeddings: 'remote' }];
+  const parsed = JSON.parse(text) as ReplicaVariant[];
+  if (!Array.isArray(parsed) || !parsed.every((v) => v.embeddings === 'local' || v.embeddings === 'remote')) {
+    throw new Error('BENCH_SCALE_REPLICAS: a JSON array of {"embeddings": "local" | "remote", "env"?: {...}}');
+  }
+  return parsed;
+}
+
 /**
  * A replica as the image runs it (bench/replica.ts): hybrid queries on every library twice (the first reads its
  * keyword index in the background, the second uses it) and across all, then its resident memory. Its query model is
@@ -151,7 +168,8 @@ function liveMemory(): NodeJS.MemoryUsage {
  * generated vectors), or `remote`: an OpenAI-compatible embeddings server (fakes/fake-embeddings.ts), as replicas
  * sharing one model server would have it.
  */
-async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, libraries: number, embeddings: 'local' | 'remote', log: Logger): Promise<void> {
+async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, libraries: number, variant: ReplicaVariant, log: Logger): Promise<void> {
+  const { embeddings } = variant;
   const server = embeddings === 'remote' ? await startFakeEmbeddings({ dimensions: DIMS }) : undefined;
   const profile =
     embeddings === 'remote'
@@ -159,7 +177,7 @@ async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, lib
       : { provider: 'local-transformers', config: { modelPath: await realModel('all-MiniLM-L6-v2-q') } };
   await orm.em.fork().execute(`update embedding_profile set provider = ?, config = ?::jsonb where id = 'bench'`, [profile.provider, JSON.stringify(profile.config)]);
   const cacheMb = process.env.SEARCH_KEYWORD_CACHE_MB;
-  const env = { SEARCH_VECTORS: 'pgvector', OUTBOUND_ALLOW: '127.0.0.1', ...(cacheMb && { SEARCH_KEYWORD_CACHE_MB: cacheMb }) };
+  const env = { SEARCH_VECTORS: 'pgvector', OUTBOUND_ALLOW: '127.0.0.1', ...(cacheMb && { SEARCH_KEYWORD_CACHE_MB: cacheMb }), ...variant.env };
   const replica = await startReplica({ databaseUrl, dataDir, log, env });
   try {
     const modes = new Map<string, number>();
@@ -180,7 +198,8 @@ async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, lib
     const answered = [...modes].map(([mode, n]) => `${n} ${mode}`).join(', ');
     const model = embeddings === 'local' ? 'all-MiniLM-L6-v2 8-bit in its thread' : 'an embeddings server';
     console.log(
-      `API replica (node dist/bin/api.js, SEARCH_VECTORS=pgvector, query model: ${model}, SEARCH_KEYWORD_CACHE_MB ${cacheMb ?? 'default'}), ` +
+      `API replica (node dist/bin/api.js, SEARCH_VECTORS=pgvector, query model: ${model}, SEARCH_KEYWORD_CACHE_MB ${cacheMb ?? 'default'}` +
+        `${variant.env ? `, ${JSON.stringify(variant.env)}` : ''}), ` +
         `after ${libraries * 2 + 30} hybrid queries (${answered}) over every library in ${since(t0)}: RSS ${mb(m.rss)}, peak ${mb(m.peak)}`,
     );
   } finally {
@@ -261,7 +280,8 @@ export async function scale(): Promise<void> {
     await closeSearch();
     console.log(`  without its keyword indexes: RSS ${mb(liveMemory().rss)}`);
     if (phases.has('replica')) {
-      for (const embeddings of ['local', 'remote'] as const) await replicaMemory(orm, pg.url, path.join(dir, `replica-${embeddings}`), libraries, embeddings, log);
+      const variants = replicaVariants();
+      for (const [i, variant] of variants.entries()) await replicaMemory(orm, pg.url, path.join(dir, `replica-${i}`), libraries, variant, log);
     }
     for (const i of [0, 2, 5].filter((k) => phases.has('recall') && counts[k]! > EXACT_MAX_ROWS)) {
       const r = await recall(orm, libId(i), 50);

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { validate, ValidationSeverity } from 'dockerfile-utils';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/log.js';
-import { findDockerCompose } from '../support/compose.js';
+import { findDockerCompose, imageEnvironment } from '../support/compose.js';
 import { PGVECTOR_VERSION } from '../support/pgvector-postgres.js';
 import { composeTemporalVersion } from '../topology/temporal-server.js';
 
@@ -94,5 +94,13 @@ describe('Dockerfile', () => {
     const major = /ARG NODE_IMAGE=node:(\d+)-/.exec(text)?.[1];
     expect(major).toBeDefined();
     expect(pkg.engines?.node ?? '').toMatch(new RegExp(`^>=${major}\\.`));
+  });
+
+  it("gives its processes the runtime stage's environment, which the replica benchmark runs with", async () => {
+    expect(await imageEnvironment()).toEqual({ NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '3000', DATA_DIR: '/data', MALLOC_MMAP_THRESHOLD_: '131072' });
+    // Only the last stage's: a build stage's ENV is not the image's.
+    const file = path.join(dir, 'Dockerfile.stages');
+    await fs.writeFile(file, 'FROM node:20 AS build\nENV BUILD_ONLY=1\nFROM node:20\nENV A=1 \\\n    B="two words"\nENV C=3\n');
+    expect(await imageEnvironment(file)).toEqual({ A: '1', B: 'two words', C: '3' });
   });
 });

@@ -1,4 +1,7 @@
+import fs from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DockerfileParser } from 'dockerfile-ast';
 import { gristmillCacheDir, goBuildCached, onPath } from '../../core/binaries.js';
 import type { Logger } from '../../core/log.js';
 
@@ -18,4 +21,19 @@ export async function findDockerCompose(log: Logger): Promise<string> {
     log,
   );
   return path.join(dir, 'docker-compose');
+}
+
+/**
+ * The environment the image gives every process (the `ENV` instructions of the Dockerfile's last stage), read with
+ * the parser of Docker's language server, so what runs the image's way outside Docker (bench/replica.ts) runs with
+ * the same variables, the allocator's among them.
+ */
+export async function imageEnvironment(dockerfile = fileURLToPath(new URL('../../Dockerfile', import.meta.url))): Promise<Record<string, string>> {
+  const parsed = DockerfileParser.parse(await fs.readFile(dockerfile, 'utf8'));
+  const stage = parsed.getFROMs().at(-1)?.getRange().start.line ?? -1;
+  const env: Record<string, string> = {};
+  for (const instruction of parsed.getENVs().filter((e) => e.getRange().start.line > stage)) {
+    for (const property of instruction.getProperties()) env[property.getName()] = property.getValue() ?? '';
+  }
+  return env;
 }
