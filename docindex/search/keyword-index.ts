@@ -2,7 +2,7 @@ import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { execute, join, raw, sql } from '../../db/sql.js';
 import { EVIDENCE_POOL, withPageEvidence, type Candidate } from './evidence.js';
-import { AVERAGE_LEXEMES, B, K1, tsquery, UNIT, WEIGHTS, type Ranked, type Scope } from './keyword.js';
+import { AVERAGE_LEXEMES, B, inScope, K1, tsquery, UNIT, WEIGHTS, type Ranked, type Scope } from './keyword.js';
 import { parseQuery, termForms } from './keyword-plan.js';
 import type { Cached } from './scope-cache.js';
 import { matches, operands, orContribution, parseTsQuery, tsRank, UnsupportedQueryError, type Lexemes, type TsQuery } from './tsquery.js';
@@ -83,17 +83,30 @@ class Growing<T extends Int32Array | Uint16Array> {
   }
 }
 
-/** Builds an index from rows read in any order; `finish` lays the postings out lexeme by lexeme. */
+/**
+ * Builds an index from rows read in any order; `finish` lays the postings out lexeme by lexeme. Sized from the
+ * scope's counts when they are known, so its arrays are allocated once rather than grown by doubling and copying.
+ */
 class IndexBuilder {
   readonly ids: string[] = [];
   readonly documents: string[] = [];
-  readonly lengths = new Growing(new Int32Array(1024), (n) => new Int32Array(n));
+  readonly lengths: Growing<Int32Array>;
   private readonly lexemes = new Map<string, number>();
   // Per posting, in row order: its lexeme, its snippet, and where its positions start in `positions`.
-  private readonly list = new Growing(new Int32Array(4096), (n) => new Int32Array(n));
-  private readonly doc = new Growing(new Int32Array(4096), (n) => new Int32Array(n));
-  private readonly from = new Growing(new Int32Array(4096), (n) => new Int32Array(n));
-  private readonly positions = new Growing(new Uint16Array(8192), (n) => new Uint16Array(n));
+  private readonly list: Growing<Int32Array>;
+  private readonly doc: Growing<Int32Array>;
+  private readonly from: Growing<Int32Array>;
+  private readonly positions: Growing<Uint16Array>;
+
+  constructor(expected: { snippets: number; postings: number } = { snippets: 1024, postings: 4096 }) {
+    const int32 = (n: number) => new Int32Array(n);
+    this.lengths = new Growing(int32(Math.max(1, expected.snippets)), int32);
+    this.list = new Growing(int32(Math.max(1, expected.postings)), int32);
+    this.doc = new Growing(int32(Math.max(1, expected.postings)), int32);
+    this.from = new Growing(int32(Math.max(1, expected.postings)), int32);
+    // Most postings have one or two positions.
+    this.positions = new Growing(new Uint16Array(Math.max(1, Math.ceil(expected.postings * 1.5))), (n) => new Uint16Array(n));
+  }
 
   /** Adds one snippet; parses `tsvector_out`'s text as parseTsVector does, straight into the postings. */
   add(id: string, documentId: string, text: string): void {
@@ -161,7 +174,12 @@ class IndexBuilder {
 
   /** What the finished index will take (KeywordIndex.bytes), from what has been added so far. */
   get bytes(): number {
-    return 8 + this.list.length * 8 + this.positions.length * 2 + this.lexemes.size * 4 + this.keyBytes + this.ids.length * (100 + 15 + 4);
+    return IndexBuilder.bytes(this.ids.length, this.list.length) + this.positions.length * 2 + this.lexemes.size * 4 + this.keyBytes;
+  }
+
+  /** The part of an index's size its snippets and postings alone take: a lower bound of the whole. */
+  static bytes(snippets: number, postings: number): number {
+    return 8 + postings * 8 + snippets * (100 + 15 + 4);
   }
 
   private posting(lexeme: string, d: number, positions: number[]): void {
@@ -479,7 +497,7 @@ function topBy(items: Int32Array, limit: number, scores: Float64Array, ids: stri
 /** Rows read per round trip while an index loads; the event loop runs between them. */
 const LOAD_PAGE = 1000;
 
-/** A scope's index would not fit in the cache: the load stopped there instead of building it to throw it away. */
+/** A scope's index would not fit in the cache: refused from its counts, or stopped once it outgrew the cache. */
 export class KeywordIndexTooLargeError extends Error {
   constructor(readonly bytes: number) {
     super(`the keyword index is over ${Math.ceil(bytes / 1048576)} MB`);
@@ -488,11 +506,20 @@ export class KeywordIndexTooLargeError extends Error {
 
 /**
  * Reads a scope's snippets' lexemes into an index, a page at a time through a cursor; stops with
- * KeywordIndexTooLargeError as soon as it would take more than `maxBytes`.
+ * KeywordIndexTooLargeError as soon as it would take more than `maxBytes`. The scope's snippets and postings are
+ * counted first, in PostgreSQL: an index that cannot fit is refused before anything is read into this process,
+ * and the arrays of one that can are allocated at their size (a replica's peak memory: bench/README.md, "Scale").
  */
 export async function loadKeywordIndex(em: EntityManager, scope: Scope, maxBytes = Infinity): Promise<KeywordIndex> {
-  const builder = new IndexBuilder();
-  await em.transactional(async (tx) => {
+  const builder = await em.transactional(async (tx) => {
+    const [counted] = await execute<{ snippets: number; postings: number }[]>(
+      tx,
+      sql`select count(*)::int as snippets, coalesce(sum(length(s.search_vector)), 0)::float8 as postings from snippet s where ${inScope(scope)}`,
+    );
+    const expected = { snippets: counted!.snippets, postings: counted!.postings };
+    const least = IndexBuilder.bytes(expected.snippets, expected.postings);
+    if (least > maxBytes) throw new KeywordIndexTooLargeError(least);
+    const builder = new IndexBuilder(expected);
     // A cursor's query cannot take parameters: PostgreSQL quotes the scope into it (format's %L).
     const select = 'declare keyword_index no scroll cursor for select s.id, s.document_id, s.search_vector::text as v from snippet s where s.repository_id = %L and ';
     const text =
@@ -508,6 +535,7 @@ export async function loadKeywordIndex(em: EntityManager, scope: Scope, maxBytes
       if (rows.length < LOAD_PAGE) break;
       await yieldToEvents();
     }
+    return builder;
   });
   return builder.finish();
 }

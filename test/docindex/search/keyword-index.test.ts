@@ -184,6 +184,11 @@ describe('keyword search through the index', () => {
     const whole = await loadKeywordIndex(stack.orm.em.fork(), scope);
     expect((await loadKeywordIndex(stack.orm.em.fork(), scope, whole.bytes)).bytes).toBe(whole.bytes); // the estimate is the size
     await expect(loadKeywordIndex(stack.orm.em.fork(), scope, whole.bytes - 1)).rejects.toBeInstanceOf(KeywordIndexTooLargeError);
+    // One whose snippets and postings alone cannot fit is refused from PostgreSQL's counts, before a row is read.
+    const [{ postings }] = (await sql(`select sum(length(search_vector))::int as postings from snippet where repository_id = ? and version_id is null`, [LIB])) as [{ postings: number }];
+    const least = 8 + postings * 8 + SNIPPETS.length * (100 + 15 + 4);
+    expect(least).toBeLessThan(whole.bytes);
+    await expect(loadKeywordIndex(stack.orm.em.fork(), scope, least - 1)).rejects.toMatchObject({ bytes: least });
     await closeSearch();
     const small = { ...deps(), config: { ...stack.config, searchKeywordCacheBytes: whole.bytes - 1 } };
     expect(keywordIndex(small, stack.orm.em.fork(), scope, 'small')).toBeUndefined();
