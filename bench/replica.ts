@@ -12,8 +12,9 @@ import { imageEnvironment } from '../test/support/compose.js';
 
 /**
  * An API replica as the image runs it (`node dist/bin/api.js`, the compiled build, with the image's environment,
- * attached to PostgreSQL and a Temporal server), for the scale benchmark to measure what one replica holds: its resident memory, read from
- * /proc, after it has answered queries over every library. The build is made first (`npm run build`).
+ * attached to PostgreSQL and a Temporal server), for the scale benchmark to measure what one replica holds: its
+ * resident memory, read from /proc, after it has answered queries over every library. The build is made first
+ * (`npm run build`).
  */
 const root = fileURLToPath(new URL('..', import.meta.url));
 

@@ -159,10 +159,10 @@ async function keepPlaybackCopy(d: TranscriptionDeps, ref: RunRef, ffmpeg: Tool,
  * a fresh multipart body and file stream. 503: `busy` with the Retry-After delay.
  *
  * Idempotent: once an attempt has recorded its backend job, a later attempt of the step answers that job instead
- * of submitting again. That attempt ran when its completion could not reach Temporal (the server, or its
- * database, away): a second submission would rotate the token, so the first job's result would be refused as
- * stale while the second one's is transcribed again. A retry of the job clears the recorded job first
- * (service.ts), so this only spans one run.
+ * of submitting again. Temporal runs the step again when an attempt's completion could not reach it (the server,
+ * or its database, away) even though the job was submitted and recorded; submitting again would rotate the token,
+ * so the first job's result would be refused as stale and the audio transcribed twice. A retry of the job clears
+ * the recorded job first (service.ts).
  */
 export async function submitAudio(d: TranscriptionDeps, input: RunRef & { audio: string; note?: StageNote }): Promise<SubmitResult> {
   const endpoint = asrEndpoint(d);
