@@ -54,7 +54,8 @@ const run = promisify(execFile);
  * pymdown-extensions' MkDocs site) are held out, never used to tune ranking, so their figures show whether a change
  * generalises. QUALITY_VERBOSE=<corpus> lists the questions of that corpus not answered first.
  * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`; `rerank-local` on request) chooses the phases;
- * SEARCH_RANK_CANDIDATES is passed on.
+ * SEARCH_RANK_CANDIDATES is passed on. QUALITY_DUMP=<file> writes every answer's ranked snippets, which
+ * bench/quality-fusion.ts fuses again offline.
  */
 
 interface Question {
