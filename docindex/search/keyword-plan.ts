@@ -36,8 +36,9 @@ export function splitIdentifiers(text: string): string {
 
 /**
  * Whether a query names something in code: a word in camelCase or PascalCase (`setErrorHandler`, `TypeBox`), joined by
- * underscores or starting with one (`FST_ERR_CTP`, `__proto__`), a member or path (`reply.send`, `Command::new`; not `e.g.`), or a
- * call (`listen()`). Hybrid search trusts its keyword list more for such a query (search.ts, `fusionAlpha`).
+ * underscores or starting with one (`FST_ERR_CTP`, `__proto__`), a member or path (`reply.send`, `Command::new`; not
+ * `e.g.`), or a call (`listen()`). Hybrid search trusts its keyword list more for such a query (search.ts,
+ * `fusionAlpha`).
  */
 export function hasIdentifier(query: string): boolean {
   return query.split(/\s+/).some((word) => IDENTIFIER.test(word));
