@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { buildTinyModel } from '../fakes/tiny-model.js';
 import { libraryIdOfSite } from '../docindex/ids.js';
 import { isRealModel, REAL_MODEL_NAME, REAL_MODELS, realModel } from './quality-model.js';
 import { rerankProfile } from './quality-rerank.js';
+import type { DumpedAnswer } from './quality-fusion.js';
 import { DocsSite, isPublishable } from './quality-site.js';
 
 const run = promisify(execFile);
@@ -52,7 +54,8 @@ const run = promisify(execFile);
  * pymdown-extensions' MkDocs site) are held out, never used to tune ranking, so their figures show whether a change
  * generalises. QUALITY_VERBOSE=<corpus> lists the questions of that corpus not answered first.
  * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`; `rerank-local` on request) chooses the phases;
- * SEARCH_RANK_CANDIDATES is passed on.
+ * SEARCH_RANK_CANDIDATES is passed on. QUALITY_DUMP=<file> writes every answer's ranked snippets, which
+ * bench/quality-fusion.ts fuses again offline.
  */
 
 interface Question {
@@ -149,6 +152,9 @@ async function unpack(root: string, pkg: Package): Promise<string> {
   return dest;
 }
 
+/** A snippet's key that stays the same from one run to the next (its id does not): its file and a hash of its text. */
+const snippetKey = (s: { filePath: string; content: string }) => `${s.filePath}#${createHash('sha1').update(s.content).digest('hex').slice(0, 12)}`;
+
 const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]! : 0);
 
 function metrics(ranks: (number | null)[]) {
@@ -223,6 +229,8 @@ export async function quality(): Promise<void> {
     return performance.now() - t0;
   };
 
+  /** QUALITY_DUMP=<file>: every answer's ranked snippets, to fuse again offline (bench/quality-fusion.ts). */
+  const dump: DumpedAnswer[] | undefined = process.env.QUALITY_DUMP ? [] : undefined;
   const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,site,tiny,local,remote').split(','));
   let site: DocsSite | undefined;
   /** A question asked of one of a package's libraries; a site's pages are mapped back to the files they were made of. */
@@ -236,6 +244,7 @@ export async function quality(): Promise<void> {
     if (body.searchMode !== mode) throw new Error(`asked ${mode}, ran ${body.searchMode}`);
     const files = (body.snippets as { filePath: string }[]).map((s) => (target === 'site' ? (site!.sourceOf(q.library, s.filePath) ?? `(page) ${s.filePath}`) : s.filePath));
     const at = files.findIndex((f) => q.answers.includes(f));
+    if (dump) dump.push({ library: q.library, question: q.question, mode, alpha, target, results: (body.snippets as { filePath: string; content: string; type: string }[]).map((s) => ({ key: snippetKey(s), filePath: s.filePath, type: s.type })) });
     return { rank: at < 0 ? null : at + 1, ms, top: files.slice(0, 3) };
   };
   const rows = new Map<string, Row[]>(list.map((c) => [c.name, []]));
@@ -387,6 +396,7 @@ export async function quality(): Promise<void> {
       }
       for (const line of sweeps.get(c.name)!) console.log(line);
     }
+    if (dump) await fs.writeFile(process.env.QUALITY_DUMP!, JSON.stringify(dump));
   } finally {
     await site?.close();
     await stack.stop();

@@ -34,6 +34,17 @@ export function splitIdentifiers(text: string): string {
     .replace(/[_.:/\-#$]/g, ' ');
 }
 
+/**
+ * Whether a query names something in code: a word in camelCase or PascalCase (`setErrorHandler`, `TypeBox`), joined by
+ * underscores or starting with one (`FST_ERR_CTP`, `__proto__`), a member or path (`reply.send`, `Command::new`; not
+ * `e.g.`), or a call (`listen()`). Hybrid search trusts its keyword list more for such a query (search.ts,
+ * `fusionAlpha`).
+ */
+export function hasIdentifier(query: string): boolean {
+  return query.split(/\s+/).some((word) => IDENTIFIER.test(word));
+}
+const IDENTIFIER = /[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9_]|^_|[a-z]\.[a-z]{2}|\w::\w|\(\)/;
+
 const hasWord = (s: string) => /[\p{L}\p{N}]/u.test(s);
 
 export function parseQuery(query: string): ParsedQuery {

@@ -7,6 +7,7 @@ import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
+import { hasIdentifier } from './keyword-plan.js';
 import { type KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
 import { pgvectorTopK, scopeVectors, type ScopeVectors } from './pgvector.js';
 import { ScopeCache } from './scope-cache.js';
@@ -27,6 +28,12 @@ export type UsedSearchMode = 'keyword' | 'semantic' | 'hybrid' | 'keyword_fallba
 export const RRF_K = 10;
 /** Added (times the list's weight) for first place in a list, and for second or third: a clear winner stays on top. */
 const TOP_RANK_BONUS = [0.05, 0.02, 0.02];
+/**
+ * For a query that names something in code (keyword-plan.ts, `hasIdentifier`), the keyword list's weight is multiplied
+ * by this: the docs spell an identifier exactly as asked, a sentence embedding only approximately. 7/3 makes the
+ * default alpha 0.5 count as 0.3 (docs/ranking.md, "Semantic and hybrid").
+ */
+export const IDENTIFIER_KEYWORD_WEIGHT = 7 / 3;
 /** Candidates taken from each list before fusion. */
 const FUSION_DEPTH = 100;
 
@@ -195,6 +202,15 @@ export function fuse(keyword: Ranked[], semantic: Ranked[], alpha: number, limit
     .map(([id, score]) => ({ id, score }));
 }
 
+/**
+ * The alpha fusion uses for a query: the one asked for, moved towards keyword when the query names an identifier.
+ * 0 and 1 stay one list alone.
+ */
+export function fusionAlpha(alpha: number, query: string): number {
+  if (alpha <= 0 || alpha >= 1 || !hasIdentifier(query)) return alpha;
+  return alpha / (alpha + (1 - alpha) * IDENTIFIER_KEYWORD_WEIGHT);
+}
+
 /** Runs a search in one scope, then the optional reranking stage over its first results (off unless a rerank profile is active or RERANK_URL is set). */
 export async function search(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<SearchResult> {
   const found = await rankScope(deps, em, req);
@@ -258,7 +274,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
     req.alpha > 0 ? semantic(FUSION_DEPTH) : Promise.resolve([]),
   ]);
   if (!sem) return fallback();
-  return { mode: 'hybrid', ranked: timedSync(req.timings, 'fuse', () => fuse(kw, sem, req.alpha, req.limit)) };
+  return { mode: 'hybrid', ranked: timedSync(req.timings, 'fuse', () => fuse(kw, sem, fusionAlpha(req.alpha, req.query), req.limit)) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery, planKeywordSearch, termForms } from '../../../docindex/search/keyword-plan.js';
+import { hasIdentifier, parseQuery, planKeywordSearch, termForms } from '../../../docindex/search/keyword-plan.js';
 
 /** The keyword search plan (docindex/search/keyword-plan.ts): which terms are rare or common, and their shares. */
 describe('keyword search plan', () => {
@@ -38,5 +38,14 @@ describe('keyword search plan', () => {
     ]);
     expect(plan.exclude).toEqual([termForms('legacy'), termForms('old api')]);
     expect(termForms('legacy')).toHaveLength(2); // nothing to split
+  });
+
+  it('tells a query naming something in code from one in words', () => {
+    for (const q of ['setErrorHandler custom error handler', 'reply.send with a stream', 'FST_ERR_CTP_INVALID_MEDIA_TYPE error code', 'protect against __proto__ keys', 'what changed in listen()', 'Command::new with a name', 'TypeBox type provider']) {
+      expect(hasIdentifier(q), q).toBe(true);
+    }
+    for (const q of ['limit the size of incoming request bodies', 'X-Forwarded-For header', 'is it faster than winston?', 'version 5.1, e.g. the new API']) {
+      expect(hasIdentifier(q), q).toBe(false);
+    }
   });
 });

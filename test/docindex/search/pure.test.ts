@@ -3,7 +3,7 @@ import { applyBudget, contextParams } from '../../../docindex/search/context.js'
 import { context7LibraryId } from '../../../docindex/search/context7.js';
 import { MAX_TERMS, parseQuery, splitIdentifiers } from '../../../docindex/search/keyword-plan.js';
 import { joinSection, overlapLines } from '../../../docindex/search/neighbourhood.js';
-import { fuse } from '../../../docindex/search/search.js';
+import { fuse, fusionAlpha } from '../../../docindex/search/search.js';
 import { ScanPool } from '../../../docindex/search/scan-pool.js';
 import { Matrix, MatrixTooLargeError, normalise, topK, VectorCache } from '../../../docindex/search/vectors.js';
 
@@ -31,6 +31,18 @@ describe('search helpers', () => {
     expect(fuse(kw, sem, 1, 10).map((r) => r.id)).toEqual(['c', 'a']);
     expect(fuse(kw, sem, 0.5, 10).map((r) => r.id)).toEqual(['a', 'c', 'b']); // c is rank 1 of semantic, b rank 2 of keyword
     expect(fuse([{ id: 'y', score: 1 }], [{ id: 'x', score: 1 }], 0.5, 10).map((r) => r.id)).toEqual(['x', 'y']);
+  });
+
+  it('trusts the keyword list more for a query naming an identifier, and keeps alpha 0 and 1 one list alone', () => {
+    expect(fusionAlpha(0.5, 'limit the size of request bodies')).toBe(0.5);
+    expect(fusionAlpha(0.5, 'setErrorHandler custom error handler')).toBeCloseTo(0.3);
+    expect(fusionAlpha(0, 'reply.send')).toBe(0);
+    expect(fusionAlpha(1, 'reply.send')).toBe(1);
+    // Keyword's second place now beats semantic's first (at 0.5 it did not: see the test above).
+    const kw = [{ id: 'a', score: 3 }, { id: 'b', score: 2 }];
+    const sem = [{ id: 'c', score: 0.9 }, { id: 'd', score: 0.8 }];
+    expect(fuse(kw, sem, 0.5, 10).map((r) => r.id)).toEqual(['a', 'c', 'b', 'd']);
+    expect(fuse(kw, sem, fusionAlpha(0.5, 'reply.send'), 10).map((r) => r.id)).toEqual(['a', 'b', 'c', 'd']);
   });
 
   it("keeps either list's clear winner above snippets both lists rank middling", () => {
