@@ -8,7 +8,8 @@ import { type LibraryRef, MAX_LIBRARY_LIST, parseLibraryRefList, splitLibraryLis
 import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { rerankRanked } from '../rerank/stage.js';
-import { fuse, loadSnippets, rankScope, scopeStamp, semanticAcrossScopes, type UsedSearchMode } from './search.js';
+import { distinctResults } from './distinct.js';
+import { fuse, fusionAlpha, loadSnippets, rankScope, scopeStamp, semanticAcrossScopes, type UsedSearchMode } from './search.js';
 import { applyBudget, type ContextParams, contextResultsText, snippetJson, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
 
@@ -18,8 +19,9 @@ import { libraryScore } from './context7.js';
  * library is, and the lists are merged on one scale: keyword results by their BM25 score (each library's own term
  * statistics weigh a word by how rare it is there, so a score does not grow with a library's size), semantic
  * results by their cosine under the one active model, and in hybrid the two merged lists are fused as in one
- * library (search.ts, fuse). Scopes that are missing or still being indexed are skipped and listed, unless the
- * request named only such scopes: then the first one's error is the answer, as when it is named alone.
+ * library (search.ts, `fuse` with `fusionAlpha`); the loaded results are made distinct (distinct.ts). Scopes that
+ * are missing or still being indexed are skipped and listed, unless the request named only such scopes: then the
+ * first one's error is the answer, as when it is named alone.
  */
 
 /** The most libraries one request searches: named beyond it is 400 TOO_MANY_LIBRARIES; `*` takes the best this many. */
@@ -207,7 +209,7 @@ async function searchAll(deps: RetrievalDeps, targets: Target[], p: ContextParam
   if (want.semantic && (inPostgres ? !across : !lists.every((l) => l.semantic))) return byKeyword('keyword_fallback');
   const semantic = across ? [across] : lists.map((l) => l.semantic ?? []);
   if (mode === 'semantic') return { mode, ranked: merged(semantic, FETCH_LIMIT), owner };
-  return { mode, ranked: fuse(merged(lists.map((l) => l.keyword ?? []), depth), merged(semantic, depth), p.alpha, FETCH_LIMIT), owner };
+  return { mode, ranked: fuse(merged(lists.map((l) => l.keyword ?? []), depth), merged(semantic, depth), fusionAlpha(p.alpha, p.query), FETCH_LIMIT), owner };
 }
 
 /** The targets' semantic list in one statement (SEARCH_VECTORS=pgvector; search.ts, `semanticAcrossScopes`), owners noted. */
@@ -246,7 +248,7 @@ export async function retrieveAcrossLibraries(deps: RetrievalDeps, p: ContextPar
   const { targets, skipped } = refs === 'all' ? await allTargets(em, p.query) : await namedTargets(deps, refs, o.waitMs ?? 0);
   const found = targets.length ? await searchAll(deps, targets, p) : { mode: 'keyword' as const, ranked: [], owner: new Map<string, Target>() };
   const { ranked, reranked } = await rerankRanked(deps, em, p.query.trim(), found.ranked);
-  const fetched = await loadSnippets(em, ranked);
+  const fetched = distinctResults(await loadSnippets(em, ranked));
   const kept = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
   const snippets = kept.map((s) => {
     const t = found.owner.get(s.id);
