@@ -188,12 +188,25 @@ async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, lib
       const mode = ((await res.json()) as { searchMode?: string }).searchMode ?? '?';
       modes.set(mode, (modes.get(mode) ?? 0) + 1);
     };
+    // RSS after each step, and the peak so far: where the peak is reached.
+    const steps: string[] = [];
+    const step = async (name: string) => {
+      const m = await replica.memory();
+      steps.push(`${name} ${mb(m.rss)} (peak ${mb(m.peak)})`);
+    };
+    await step('started');
     const t0 = performance.now();
     for (const pass of [0, 1]) {
-      for (let lib = 0; lib < libraries; lib++) await ask(libId(lib), pass ? 'configure the server cache' : 'router error');
+      for (let lib = 0; lib < libraries; lib++) {
+        await ask(libId(lib), pass ? 'configure the server cache' : 'router error');
+        if (lib === 9) await step(`pass ${pass + 1}, 10 largest libraries`);
+      }
+      await step(`pass ${pass + 1}`);
       if (!pass) await new Promise((r) => setTimeout(r, 20_000)); // keyword indexes load in the background
+      if (!pass) await step('20 s later');
     }
     for (let i = 0; i < 30; i++) await ask('*', i % 2 ? 'deploy token' : 'install client');
+    await step('across all');
     const m = await replica.memory();
     const answered = [...modes].map(([mode, n]) => `${n} ${mode}`).join(', ');
     const model = embeddings === 'local' ? 'all-MiniLM-L6-v2 8-bit in its thread' : 'an embeddings server';
@@ -202,6 +215,7 @@ async function replicaMemory(orm: Orm, databaseUrl: string, dataDir: string, lib
         `${variant.env ? `, ${JSON.stringify(variant.env)}` : ''}), ` +
         `after ${libraries * 2 + 30} hybrid queries (${answered}) over every library in ${since(t0)}: RSS ${mb(m.rss)}, peak ${mb(m.peak)}`,
     );
+    console.log(`  RSS by step: ${steps.join(', ')}`);
   } finally {
     await replica.stop();
     await server?.close();

@@ -58,6 +58,11 @@ export class ScopeCache<T extends Cached> {
     return this.loading.has(key);
   }
 
+  /** How many loads are running. */
+  get loads(): number {
+    return this.loading.size;
+  }
+
   async get(key: string, load: () => Promise<T>): Promise<T> {
     const hit = this.peek(key);
     if (hit) return hit;

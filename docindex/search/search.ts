@@ -144,13 +144,16 @@ export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager,
 
 /**
  * The scope's keyword index if it is loaded; otherwise undefined, and its load started in the background (with a
- * fresh EntityManager: the request's may be done by then), so the SQL ranking answers until it is ready. Once the
- * cache is half full, a scope's index is loaded at its second query within ten minutes (ScopeCache.wanted).
+ * fresh EntityManager: the request's may be done by then), so the SQL ranking answers until it is ready. One such
+ * load runs at a time: a load holds up to twice its index's size while it reads, so queries to many libraries at
+ * once do not add those up (a replica's peak memory: bench/README.md, "Scale"); a scope asked for meanwhile is
+ * loaded at a later query. Once the cache is half full, a scope's index is loaded at its second query within ten
+ * minutes (ScopeCache.wanted).
  */
 export function keywordIndex(deps: SearchDeps, em: EntityManager, scope: Scope, stamp: string): KeywordIndex | undefined {
   const key = keywordKey(scope, stamp);
   const ready = keywordIndexes?.peek(key);
-  if (!ready && !keywordIndexes?.isLoading(key) && (keywordIndexes?.wanted(key) ?? true)) void loadScopeKeywordIndex(deps, em, scope, stamp);
+  if (!ready && !keywordIndexes?.loads && (keywordIndexes?.wanted(key) ?? true)) void loadScopeKeywordIndex(deps, em, scope, stamp);
   return ready;
 }
 

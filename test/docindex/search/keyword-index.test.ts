@@ -180,6 +180,21 @@ describe('keyword search through the index', () => {
     }
   });
 
+  it('loads one index at a time in the background: a scope asked for meanwhile is loaded at a later query', async () => {
+    await closeSearch();
+    const em = stack.orm.em.fork();
+    const other = { repositoryId: LIB, versionId: 'v-other' };
+    expect(keywordIndex(deps(), em, scope, 'first')).toBeUndefined();
+    expect(keywordIndex(deps(), em, other, 'first')).toBeUndefined(); // asked while the first loads: not started
+    await until(() => keywordIndex(deps(), em, scope, 'first') !== undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(keywordIndexCacheSize().entries).toBe(1);
+    expect(keywordIndex(deps(), em, other, 'first')).toBeUndefined(); // now its load starts
+    await until(() => keywordIndex(deps(), em, other, 'first') !== undefined);
+    expect(keywordIndex(deps(), em, other, 'first')!.size).toBe(0);
+    expect(keywordIndexCacheSize().entries).toBe(2);
+  });
+
   it('stops reading an index that outgrows the cache, and ranks that scope in SQL from then on', async () => {
     const whole = await loadKeywordIndex(stack.orm.em.fork(), scope);
     expect((await loadKeywordIndex(stack.orm.em.fork(), scope, whole.bytes)).bytes).toBe(whole.bytes); // the estimate is the size
