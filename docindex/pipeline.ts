@@ -290,11 +290,14 @@ export type FileStat = { size: string; mtimeNs: string };
 
 const sameStat = (a: FileStat | null, b: FileStat | null) => a?.size === b?.size && a?.mtimeNs === b?.mtimeNs;
 
+/** A staged snippet: parsed, with its content's code words when the parse pool gave them (staged-vectors.ts). */
+type StagedSnippet = ParsedSnippet & { codeWords?: string };
+
 type StagedRow = {
   job_id: string;
   file_path: string;
   checksum: string;
-  snippets: ParsedSnippet[];
+  snippets: StagedSnippet[];
   size: string | null;
   mtime_ns: string | null;
   /** The file's content is the stored one: the swap only updates its document's stat. */
@@ -343,7 +346,7 @@ export class Staging {
   }
 
   /** Stages a changed file with its snippets and stat, or none when it is `reusable`: then it is `reused`. */
-  async changed(rel: string, checksum: string, snippets: ParsedSnippet[] | null, stat: FileStat | null = null): Promise<'changed' | 'reused'> {
+  async changed(rel: string, checksum: string, snippets: StagedSnippet[] | null, stat: FileStat | null = null): Promise<'changed' | 'reused'> {
     this.keep.push(rel);
     if (!snippets) return 'reused';
     await this.add({ job_id: this.input.jobId, file_path: rel, checksum, snippets, size: stat?.size ?? null, mtime_ns: stat?.mtimeNs ?? null, stat_only: false });
@@ -458,7 +461,7 @@ interface CrawlScope {
 type ReadFile =
   | { rel: string; skipped: 'oversized' | 'generated' }
   | { rel: string; checksum: string; unchanged: true; restat?: { stat: FileStat | null } }
-  | { rel: string; checksum: string; stat: FileStat | null; snippets: Promise<ParsedSnippet[]> | null };
+  | { rel: string; checksum: string; stat: FileStat | null; snippets: Promise<StagedSnippet[]> | null };
 
 /** Reads a chunk of files at once and sends the changed ones to the parse threads (docindex/parse/pool.ts). */
 async function readChunk(s: CrawlScope, chunk: readonly string[]): Promise<ReadFile[]> {
