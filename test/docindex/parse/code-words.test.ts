@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { identifierWords } from '../../../docindex/parse/code-words.js';
+import { splitIdentifiers } from '../../../docindex/search/keyword-plan.js';
+
+/** The content words keyword search indexes at weight D (docindex/parse/code-words.ts): identifiers that split, split. */
+describe('identifierWords', () => {
+  it('keeps the identifiers that split, split as queries are, and leaves plain words and punctuation out', () => {
+    expect(identifierWords('Keep useEffect small. Call pool.open(max_size) on the HTTPServer, e.g. v1.2')).toBe('use Effect pool open max size HTTP Server e g  v1 2');
+    expect(identifierWords('Plain prose, with a dash - and $HOME, #include, --verbose and dots...')).toBe('');
+    expect(identifierWords('getServerSideProps')).toBe(splitIdentifiers('getServerSideProps'));
+  });
+
+  it('takes non-ASCII letters as part of an identifier, and ASCII punctuation as its end', () => {
+    expect(identifierWords('café.bar "x.y" (a_b) [c:d] <e/f>')).toBe('café bar x y a b c d e f');
+  });
+
+  it('is linear in a long run of capitals', () => {
+    const t0 = performance.now();
+    expect(identifierWords(`${'B'.repeat(300_000)}Cd`)).toBe(`${'B'.repeat(300_000)} Cd`);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+});
