@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { QueryResult } from '@mikro-orm/core';
 import type { ActivityDeps } from '../activities/deps.js';
 import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion, type RepoConfig } from './parse/config.js';
@@ -391,7 +391,9 @@ export class Staging {
     await asOwner(this.deps, this.input, () => ({}), {
       within: async (tx) => {
         if (rows !== '[]') {
-          await tx.execute(
+          // The rows (megabytes of JSON) go as a bound parameter: `execute` writes values into the SQL text, escaping
+          // them character by character, which made most of the crawl's garbage.
+          await (tx.getTransactionContext<Knex.Transaction>() ?? tx.getKnex()).raw(
             `insert into staged_document (job_id, file_path, checksum, snippets, size, mtime_ns, stat_only)
              select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean)
              on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null,

@@ -49,10 +49,10 @@ describe('Migration20261208000000_search_identifier_words', () => {
     expect(await weightD('s1')).toEqual(['e', 'effect', 'g', 'http', 'server', 'use']);
     expect(await weightD('s2')).toEqual(['max', 'open', 'pool', 'size', 'ts']);
     // Every stored vector is what the function gives now, and a split identifier still matches as its phrase.
-    const [{ wrong }] = await sql<{ wrong: number }>(`select count(*)::int as wrong from snippet where search_vector is distinct from snippet_search_vector(title, breadcrumb, content)`);
-    expect(wrong).toBe(0);
-    const [{ hit }] = await sql<{ hit: boolean }>(`select search_vector @@ phraseto_tsquery('simple', 'use Effect') as hit from snippet where id = 's1'`);
-    expect(hit).toBe(true);
+    const [wrong] = await sql<{ n: number }>(`select count(*)::int as n from snippet where search_vector is distinct from snippet_search_vector(title, breadcrumb, content)`);
+    expect(wrong!.n).toBe(0);
+    const [phrase] = await sql<{ hit: boolean }>(`select search_vector @@ phraseto_tsquery('simple', 'use Effect') as hit from snippet where id = 's1'`);
+    expect(phrase!.hit).toBe(true);
     // The statistics are an indexing run's, from the new vectors: `table` is there (weight D of the 20 `routerTable`).
     const stored = await terms();
     expect(stored).toEqual(expect.arrayContaining([{ lexeme: 'table', snippets: 20 }, { lexeme: 'routertable', snippets: 20 }]));
