@@ -13,12 +13,28 @@ import type { ParsedSnippet } from './assemble.js';
  * digit before a capital, a capital before a capital and a lower-case letter, or a separator between two other
  * characters. SQL's `gristmill_identifier_words` is the same rule, for rows written without these words.
  */
-const IDENTIFIER = /[^\x00-\x20!"%&'()*+,;<=>?@[\\\]^`{|}~\x7f]+/g;
-const SPLITS = /[a-z0-9][A-Z]|[A-Z][A-Z][a-z]|[^_.:/#$-][_.:/#$-]+[^_.:/#$-]/;
+const DELIMITERS = '\\x00-\\x20!"%&\'()*+,;<=>?@[\\\\\\]^`{|}~\\x7f';
+/** Where an identifier splits; a match lies inside one identifier (none of its characters is a delimiter). */
+const SPLIT = new RegExp(`[a-z0-9][A-Z]|[A-Z][A-Z][a-z]|[^${DELIMITERS}_.:/#$-][_.:/#$-]+[^${DELIMITERS}_.:/#$-]`, 'g');
+const DELIMITER = new RegExp(`[${DELIMITERS}]`);
+const isDelimiter = new Uint8Array(128).map((_, c) => (DELIMITER.test(String.fromCharCode(c)) ? 1 : 0));
+const delimits = (c: number) => c < 128 && isDelimiter[c] === 1;
 
+/**
+ * Finds the places identifiers split, then each one's identifier around it (most words do not split, so they are
+ * never matched one by one); linear in the text.
+ */
 export function identifierWords(text: string): string {
   const words: string[] = [];
-  for (const [m] of text.matchAll(IDENTIFIER)) if (SPLITS.test(m)) words.push(splitIdentifiers(m));
+  SPLIT.lastIndex = 0;
+  for (let m = SPLIT.exec(text); m; m = SPLIT.exec(text)) {
+    let start = m.index;
+    while (start > 0 && !delimits(text.charCodeAt(start - 1))) start--;
+    let end = m.index + m[0].length;
+    while (end < text.length && !delimits(text.charCodeAt(end))) end++;
+    words.push(splitIdentifiers(text.slice(start, end)));
+    SPLIT.lastIndex = end;
+  }
   return words.join(' ');
 }
 
