@@ -17,6 +17,7 @@ describe('identifierWords', () => {
   it('is what matching every identifier and keeping those that split gives, on random text', () => {
     // The rule as docindex/parse/code-words.ts states it, identifier by identifier.
     const reference = (text: string) =>
+      // eslint-disable-next-line no-control-regex
       [...text.matchAll(/[^\x00-\x20!"%&'()*+,;<=>?@[\\\]^`{|}~\x7f]+/g)]
         .map(([m]) => m)
         .filter((m) => /[a-z0-9][A-Z]|[A-Z][A-Z][a-z]|[^_.:/#$-][_.:/#$-]+[^_.:/#$-]/.test(m))
