@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { QueryResult } from '@mikro-orm/core';
 import type { ActivityDeps } from '../activities/deps.js';
 import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion, type RepoConfig } from './parse/config.js';
@@ -290,11 +290,14 @@ export type FileStat = { size: string; mtimeNs: string };
 
 const sameStat = (a: FileStat | null, b: FileStat | null) => a?.size === b?.size && a?.mtimeNs === b?.mtimeNs;
 
+/** A staged snippet: parsed, with its content's code words when the parse pool gave them (staged-vectors.ts). */
+type StagedSnippet = ParsedSnippet & { codeWords?: string };
+
 type StagedRow = {
   job_id: string;
   file_path: string;
   checksum: string;
-  snippets: ParsedSnippet[];
+  snippets: StagedSnippet[];
   size: string | null;
   mtime_ns: string | null;
   /** The file's content is the stored one: the swap only updates its document's stat. */
@@ -343,7 +346,7 @@ export class Staging {
   }
 
   /** Stages a changed file with its snippets and stat, or none when it is `reusable`: then it is `reused`. */
-  async changed(rel: string, checksum: string, snippets: ParsedSnippet[] | null, stat: FileStat | null = null): Promise<'changed' | 'reused'> {
+  async changed(rel: string, checksum: string, snippets: StagedSnippet[] | null, stat: FileStat | null = null): Promise<'changed' | 'reused'> {
     this.keep.push(rel);
     if (!snippets) return 'reused';
     await this.add({ job_id: this.input.jobId, file_path: rel, checksum, snippets, size: stat?.size ?? null, mtime_ns: stat?.mtimeNs ?? null, stat_only: false });
@@ -388,7 +391,9 @@ export class Staging {
     await asOwner(this.deps, this.input, () => ({}), {
       within: async (tx) => {
         if (rows !== '[]') {
-          await tx.execute(
+          // The rows (megabytes of JSON) go as a bound parameter: `execute` writes values into the SQL text, escaping
+          // them character by character, which made most of the crawl's garbage.
+          await (tx.getTransactionContext<Knex.Transaction>() ?? tx.getKnex()).raw(
             `insert into staged_document (job_id, file_path, checksum, snippets, size, mtime_ns, stat_only)
              select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean)
              on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null,
@@ -458,7 +463,7 @@ interface CrawlScope {
 type ReadFile =
   | { rel: string; skipped: 'oversized' | 'generated' }
   | { rel: string; checksum: string; unchanged: true; restat?: { stat: FileStat | null } }
-  | { rel: string; checksum: string; stat: FileStat | null; snippets: Promise<ParsedSnippet[]> | null };
+  | { rel: string; checksum: string; stat: FileStat | null; snippets: Promise<StagedSnippet[]> | null };
 
 /** Reads a chunk of files at once and sends the changed ones to the parse threads (docindex/parse/pool.ts). */
 async function readChunk(s: CrawlScope, chunk: readonly string[]): Promise<ReadFile[]> {

@@ -11,13 +11,16 @@ const BEAT_EVERY_MS = 5000;
 /**
  * Fills `staged_document.vectors` (each staged snippet's `search_vector`, in order) of those of the job's staged
  * files in `paths` that have none yet, while run `runId` owns the job (jobs/ownership.ts, `owns`); a file with no
- * snippets gets an empty array.
+ * snippets gets an empty array. A snippet's code words come from the parse thread (docindex/parse/code-words.ts),
+ * so PostgreSQL runs no regular expression over its content; one staged without them (by a test, or before they
+ * were staged) gets SQL's, which are the same.
  */
 async function fillVectors(em: EntityManager, jobId: string, runId: string, paths: readonly string[]): Promise<void> {
   await em.execute(
     `update staged_document d set vectors = coalesce((
-       select array_agg(snippet_search_vector(s.title, s.breadcrumb, s.content) order by s.n)
-       from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text)) with ordinality as s(title, breadcrumb, content, n)
+       select array_agg(snippet_search_vector(s.title, s.breadcrumb, s.content, coalesce(s.code_words, gristmill_identifier_words(s.content))) order by s.n)
+       from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text, "codeWords" text))
+         with ordinality as s(title, breadcrumb, content, code_words, n)
      ), '{}')
      where d.job_id = ? and d.vectors is null and d.file_path = any(${TEXT_ARRAY})
        and exists (select 1 from job j where j.id = d.job_id and j.run_id = ? and j.completed_at is null)`,

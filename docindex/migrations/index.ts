@@ -11,6 +11,7 @@ import { Migration20261203000000_rerank_profiles } from './Migration202612030000
 import { Migration20261205000000_staged_search_vectors } from './Migration20261205000000_staged_search_vectors.js';
 import { Migration20261206000000_vector_packs } from './Migration20261206000000_vector_packs.js';
 import { Migration20261207000000_document_stats } from './Migration20261207000000_document_stats.js';
+import { Migration20261208000000_search_identifier_words } from './Migration20261208000000_search_identifier_words.js';
 
 /** This service's committed migrations; the platform runs every service's in the order of their names (db/migrations/index.ts). */
 export const migrations: MigrationObject[] = [
@@ -26,4 +27,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261205000000_staged_search_vectors', class: Migration20261205000000_staged_search_vectors },
   { name: 'Migration20261206000000_vector_packs', class: Migration20261206000000_vector_packs },
   { name: 'Migration20261207000000_document_stats', class: Migration20261207000000_document_stats },
+  { name: 'Migration20261208000000_search_identifier_words', class: Migration20261208000000_search_identifier_words },
 ];

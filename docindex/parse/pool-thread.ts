@@ -3,6 +3,7 @@
  * thread. A failure answers an error, and the pool parses that file itself.
  */
 import { parentPort } from 'node:worker_threads';
+import { withCodeWords } from './code-words.js';
 import { loadSourceGrammars, parseFile } from './parse.js';
 import type { ParseReply, ParseRequest } from './pool.js';
 
@@ -14,7 +15,7 @@ parentPort!.on('message', (msg: ParseRequest) => {
     let reply: ParseReply;
     try {
       await loadSourceGrammars([msg.filePath]);
-      reply = { id: msg.id, snippets: parseFile(msg.filePath, msg.content) };
+      reply = { id: msg.id, snippets: withCodeWords(parseFile(msg.filePath, msg.content)) };
     } catch (err) {
       reply = { id: msg.id, error: (err as Error).message };
     }

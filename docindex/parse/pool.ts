@@ -1,25 +1,26 @@
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { startThread } from '../../core/threads.js';
-import { parseFile, type ParsedSnippet } from './parse.js';
+import { withCodeWords, type IndexedSnippet } from './code-words.js';
+import { parseFile } from './parse.js';
 
 export interface ParseRequest {
   id: number;
   filePath: string;
   content: string;
 }
-export type ParseReply = { id: number; snippets: ParsedSnippet[] } | { id: number; error: string };
+export type ParseReply = { id: number; snippets: IndexedSnippet[] } | { id: number; error: string };
 
 interface Pending {
   filePath: string;
   content: string;
-  resolve(snippets: ParsedSnippet[]): void;
+  resolve(snippets: IndexedSnippet[]): void;
 }
 
 /**
  * parseFile on worker threads: each thread loads the tree-sitter grammars its files need once, and parses the files
- * it is sent one at a time; a file goes to the thread with the fewest waiting. Results are parseFile's own (it is pure),
- * and each caller awaits its file's promise, so the order stays the caller's. A thread that dies leaves its files to
+ * it is sent one at a time; a file goes to the thread with the fewest waiting. Results are parseFile's own (it is pure)
+ * with each snippet's code words (code-words.ts, for the keyword vectors), and each caller awaits its file's promise, so the order stays the caller's. A thread that dies leaves its files to
  * be parsed here, as parseFile would have done. Threads start on first use and are unreferenced while idle, so they
  * never keep a process alive.
  */
@@ -34,14 +35,14 @@ export class ParsePool {
     this.load = new Array<number>(size).fill(0);
   }
 
-  /** The snippets of one file, as parseFile gives them. */
-  parse(filePath: string, content: string): Promise<ParsedSnippet[]> {
+  /** The snippets of one file, as parseFile gives them, each with its content's code words (code-words.ts). */
+  parse(filePath: string, content: string): Promise<IndexedSnippet[]> {
     const index = this.load.indexOf(Math.min(...this.load));
     const id = this.nextId++;
     const thread = this.thread(index);
     thread.ref();
     this.load[index]!++;
-    return new Promise<ParsedSnippet[]>((resolve) => {
+    return new Promise<IndexedSnippet[]>((resolve) => {
       this.pending.set(id, { filePath, content, resolve, thread: index });
       thread.postMessage({ id, filePath, content } satisfies ParseRequest);
     });
@@ -52,12 +53,12 @@ export class ParsePool {
     this.threads.fill(undefined);
   }
 
-  private settle(id: number, snippets?: ParsedSnippet[]): void {
+  private settle(id: number, snippets?: IndexedSnippet[]): void {
     const p = this.pending.get(id);
     if (!p) return;
     this.pending.delete(id);
     if (--this.load[p.thread]! === 0) this.threads[p.thread]?.unref();
-    p.resolve(snippets ?? parseFile(p.filePath, p.content));
+    p.resolve(snippets ?? withCodeWords(parseFile(p.filePath, p.content)));
   }
 
   private thread(index: number): Worker {

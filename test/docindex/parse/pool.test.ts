@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadSourceGrammars, parseFile } from '../../../docindex/parse/parse.js';
+import { withCodeWords } from '../../../docindex/parse/code-words.js';
 import { ParsePool } from '../../../docindex/parse/pool.js';
 
 /**
- * Parsing on worker threads (docindex/parse/pool.ts) gives what parseFile gives in this thread, file by file, in the
- * order asked: the fixtures of every format, this repository's own docs and TypeScript, and a file no format takes.
+ * Parsing on worker threads (docindex/parse/pool.ts) gives what parseFile gives in this thread with each snippet's
+ * code words (docindex/parse/code-words.ts), file by file, in the order asked: the fixtures of every format, this repository's own docs and TypeScript, and a file no format takes.
  */
 const fixtures = path.join(import.meta.dirname, 'fixtures');
 const repo = path.join(import.meta.dirname, '../../..');
@@ -25,7 +26,7 @@ describe('ParsePool', () => {
   it('gives the same snippets as parsing one file after another in this thread, in the order asked', async () => {
     expect(files.length).toBeGreaterThan(30);
     await loadSourceGrammars(files.map((f) => f.filePath));
-    const serial = files.map((f) => parseFile(f.filePath, f.content));
+    const serial = files.map((f) => withCodeWords(parseFile(f.filePath, f.content)));
     const parallel = await Promise.all(files.map((f) => pool.parse(f.filePath, f.content)));
     expect(parallel).toEqual(serial);
     expect(serial.filter((s) => s.length > 0).length).toBeGreaterThan(30);
@@ -37,6 +38,6 @@ describe('ParsePool', () => {
     const one = new ParsePool(1);
     const pending = one.parse(files[0]!.filePath, files[0]!.content);
     await one.close();
-    expect(await pending).toEqual(parseFile(files[0]!.filePath, files[0]!.content));
+    expect(await pending).toEqual(withCodeWords(parseFile(files[0]!.filePath, files[0]!.content)));
   });
 });

@@ -32,7 +32,7 @@ describe('Migration20261205000000_staged_search_vectors', () => {
   it('keeps every stored vector, and fills the plain column for rows written without one', async () => {
     const before = await vectors();
     expect(await generated()).toBe('s');
-    await orm.getMigrator().up();
+    await orm.getMigrator().up({ to: 'Migration20261205000000_staged_search_vectors' });
     expect(await generated()).toBe('');
     expect(await vectors()).toEqual(before);
     await sql(
@@ -50,6 +50,6 @@ describe('Migration20261205000000_staged_search_vectors', () => {
     await orm.getMigrator().down({ to: 'Migration20261203000000_rerank_profiles' });
     expect(await generated()).toBe('s');
     expect(await vectors()).toEqual(before);
-    await orm.getMigrator().up();
+    await orm.getMigrator().up({ to: 'Migration20261205000000_staged_search_vectors' });
   });
 });
