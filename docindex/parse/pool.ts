@@ -19,10 +19,10 @@ interface Pending {
 
 /**
  * parseFile on worker threads: each thread loads the tree-sitter grammars its files need once, and parses the files
- * it is sent one at a time; a file goes to the thread with the fewest waiting. Results are parseFile's own (it is pure)
- * with each snippet's code words (code-words.ts, for the keyword vectors), and each caller awaits its file's promise, so the order stays the caller's. A thread that dies leaves its files to
- * be parsed here, as parseFile would have done. Threads start on first use and are unreferenced while idle, so they
- * never keep a process alive.
+ * it is sent one at a time; a file goes to the thread with the fewest waiting. Results are parseFile's own (it is
+ * pure) with each snippet's code words (code-words.ts, for the keyword vectors), and each caller awaits its file's
+ * promise, so the order stays the caller's. A thread that dies leaves its files to be parsed here, as parseFile
+ * would have done. Threads start on first use and are unreferenced while idle, so they never keep a process alive.
  */
 export class ParsePool {
   private readonly threads: (Worker | undefined)[];
