@@ -127,7 +127,7 @@ describe('the web interface, in a browser', () => {
     const { page } = b;
     await page.locator(`[data-library-id="${LIBRARY}"]`).getByRole('link', { name: 'Search' }).click();
     await page.waitForURL(/\/search\?library=%2Flocal%2Fwidget-kit$/);
-    await expect(page.getByRole('combobox', { name: /^Library/ }).inputValue()).resolves.toBe(LIBRARY);
+    await expect.poll(() => page.getByRole('combobox', { name: /^Library/ }).inputValue()).toBe(LIBRARY); // once the list is read
     await page.getByRole('searchbox', { name: 'Query' }).fill('mount a widget tree');
     await page.getByRole('combobox', { name: /^Mode/ }).selectOption('keyword');
     await page.getByLabel('Token budget').fill('5000');
