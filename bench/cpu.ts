@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -65,4 +66,17 @@ export async function cpuSample(clusterDir: string): Promise<CpuSample> {
 export function cpuPerQuery(from: CpuSample, to: CpuSample, queries: number): string {
   const per = (a: number, b: number) => ((b - a) / queries).toFixed(2);
   return `CPU/query node ${per(from.node, to.node)} + pg ${per(from.postgres, to.postgres)} ms, load ${os.loadavg()[0]!.toFixed(2)}`;
+}
+
+/** Starts the V8 profiler on the main thread; the function returned stops it and writes the profile (BENCH_CPU_PROFILE). */
+export async function startProfile(): Promise<(file: string) => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async (file) => {
+    const { profile } = await session.post('Profiler.stop');
+    await fs.writeFile(file, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
