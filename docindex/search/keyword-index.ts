@@ -181,9 +181,12 @@ export class IndexBuilder {
     return IndexBuilder.bytes(this.ids.length, this.list.length) + this.positions.length * 2 + this.lexemes.size * 4 + this.keyBytes;
   }
 
-  /** The part of an index's size its snippets (id, document, length and its norm) and postings alone take: a lower bound of the whole. */
+  /**
+   * The part of an index's size its snippets (id, document, length and its norm, a ranking's arrays) and postings
+   * alone take: a lower bound of the whole.
+   */
   static bytes(snippets: number, postings: number): number {
-    return 8 + postings * 8 + snippets * (100 + 15 + 4 + 8);
+    return 8 + postings * 8 + snippets * (100 + 15 + 4 + 8 + SCRATCH_BYTES);
   }
 
   private posting(lexeme: string, d: number, positions: number[]): void {
@@ -224,6 +227,14 @@ interface TermMatches {
   docs: Int32Array;
   tf: Float64Array;
 }
+const NO_MATCHES: TermMatches = { docs: new Int32Array(0), tf: new Float64Array(0) };
+/**
+ * A query's first terms rank into arrays kept with the index (KeywordIndex.scratch) rather than new ones: at 100k
+ * snippets a common word's arrays are about a megabyte, and collecting them took about a quarter of a ranking's CPU.
+ */
+const TERM_SLOTS = 4;
+/** What a ranking's arrays take per snippet (KeywordIndex.scratch): scores, two flags, a candidate, the terms' slots. */
+const SCRATCH_BYTES = 8 + 1 + 1 + 4 + TERM_SLOTS * (4 + 8);
 
 /** Orders candidates as the SQL does: score descending, then snippet id. */
 const before = (a: { score: number; id: string }, b: { score: number; id: string }) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -250,7 +261,7 @@ export class KeywordIndex implements Cached {
     for (const lexeme of lexemes.keys()) keys += 2 * lexeme.length + 80;
     this.lengthNorms = new Float64Array(lengths.length);
     for (let d = 0; d < lengths.length; d++) this.lengthNorms[d] = K1 * (1 - B + (B * lengths[d]!) / AVERAGE_LEXEMES);
-    this.bytes = starts.byteLength + docs.byteLength + positionStarts.byteLength + positions.byteLength + lengths.byteLength * 3 + keys + ids.length * (100 + 15);
+    this.bytes = starts.byteLength + docs.byteLength + positionStarts.byteLength + positions.byteLength + lengths.byteLength * 3 + keys + ids.length * (100 + 15 + SCRATCH_BYTES);
   }
 
   get size(): number {
@@ -283,10 +294,10 @@ export class KeywordIndex implements Cached {
    * from the postings, each snippet's sum built in ts_rank's order; any other (a phrase) finds its snippets by
    * `matching` and ranks them one by one.
    */
-  private termMatches(q: TsQuery): TermMatches {
+  private termMatches(q: TsQuery, into?: TermMatches): TermMatches {
     const items = operands(q);
     const ranges = items.map((lexeme) => this.postings(lexeme));
-    if (isDisjunction(q)) return this.disjunction(ranges.filter((r): r is [number, number] => r !== undefined && r[1] > r[0]), items.length);
+    if (isDisjunction(q)) return this.disjunction(ranges.filter((r): r is [number, number] => r !== undefined && r[1] > r[0]), items.length, into);
     const lexemesOf = (d: number) => (lexeme: string) => {
       const i = items.indexOf(lexeme);
       const range = i < 0 ? undefined : ranges[i];
@@ -302,20 +313,21 @@ export class KeywordIndex implements Cached {
   /**
    * A query of lexemes joined by `|`, ranked straight from the postings: the lexemes' ascending postings merged, each
    * snippet's sum built in ts_rank's order (lexeme by lexeme, each addition rounded to single precision as its float
-   * sum is), divided by the number of operands `items`.
+   * sum is), divided by the number of operands `items`. Written into `into` when given (arrays of a snippet per
+   * element), else into new arrays.
    */
-  private disjunction(ranges: [number, number][], items: number): TermMatches {
+  private disjunction(ranges: [number, number][], items: number, into?: TermMatches): TermMatches {
     if (ranges.length === 1) {
       // One lexeme found: its postings are the matches, already ascending.
       const [from, to] = ranges[0]!;
-      const tf = new Float64Array(to - from);
+      const tf = into?.tf ?? new Float64Array(to - from);
       for (let k = from; k < to; k++) tf[k - from] = f(f(this.contribution(k)) / items) * UNIT;
-      return { docs: this.docs.subarray(from, to), tf };
+      return { docs: this.docs.subarray(from, to), tf: tf.subarray(0, to - from) };
     }
     let total = 0;
     for (const [from, to] of ranges) total += to - from;
-    const docs = new Int32Array(total);
-    const tf = new Float64Array(total);
+    const docs = into?.docs ?? new Int32Array(total);
+    const tf = into?.tf ?? new Float64Array(total);
     let n = 0;
     if (ranges.length === 2) {
       // The usual term: a word and its stem. A two-way merge; 2^31 - 1 stands for an exhausted list.
@@ -388,23 +400,21 @@ export class KeywordIndex implements Cached {
    */
   rank(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Candidate[] {
     const n = this.ids.length;
-    const { excluded, scores, seen } = this.scratch();
+    const { excluded, scores, seen, candidates, terms: slots } = this.scratch();
     const excludedDocs = exclude.map((q) => this.termMatches(q).docs);
     for (const docs of excludedDocs) for (const d of docs) excluded[d] = 1;
-    let candidates = new Int32Array(0);
     let count = 0;
     let perTerm: TermMatches[];
     let idf: number[];
     let best: number[];
     try {
-      perTerm = terms.map((q) => (q ? this.termMatches(q) : { docs: new Int32Array(0), tf: new Float64Array(0) }));
+      perTerm = terms.map((q, t) => (q ? this.termMatches(q, t < TERM_SLOTS ? (slots[t] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }) : undefined) : NO_MATCHES));
       // As in the SQL, a term's df counts the snippets it is read in: excluded ones are not.
       idf = perTerm.map((m) => {
         let df = excludedDocs.length ? 0 : m.docs.length;
         if (excludedDocs.length) for (const d of m.docs) if (!excluded[d]) df++;
         return Math.log(1 + (Math.max(Math.max(1, n) - df, 0) + 0.5) / (df + 0.5));
       });
-      candidates = new Int32Array(perTerm.reduce((sum, m) => sum + m.docs.length, 0));
       for (let t = 0; t < perTerm.length; t++) {
         const { docs, tf } = perTerm[t]!;
         for (let i = 0; i < docs.length; i++) {
@@ -435,7 +445,7 @@ export class KeywordIndex implements Cached {
     });
   }
 
-  private scratchSpace: { scores: Float64Array; seen: Uint8Array; excluded: Uint8Array } | undefined;
+  private scratchSpace: { scores: Float64Array; seen: Uint8Array; excluded: Uint8Array; candidates: Int32Array; terms: TermMatches[] } | undefined;
 
   /**
    * Per-snippet arrays for one ranking at a time (ranking runs to its end without awaiting), zeroed again where they
@@ -444,7 +454,7 @@ export class KeywordIndex implements Cached {
    */
   private scratch() {
     const n = this.ids.length;
-    this.scratchSpace ??= { scores: new Float64Array(n), seen: new Uint8Array(n), excluded: new Uint8Array(n) };
+    this.scratchSpace ??= { scores: new Float64Array(n), seen: new Uint8Array(n), excluded: new Uint8Array(n), candidates: new Int32Array(n), terms: [] };
     return this.scratchSpace;
   }
 
