@@ -208,11 +208,11 @@ export async function context(): Promise<void> {
       for (const mode of ['keyword', 'semantic', 'hybrid']) {
         for (const clients of [1, 16]) {
           // CPU per query (Node with its threads, and PostgreSQL) does not move with other load the way latency does.
-          const cpu0 = await cpuSample(path.join(dir, 'postgres'));
+          const cpu0 = await cpuSample(path.join(dir, 'postgres'), 'start');
           const profiling = process.env.BENCH_CPU_PROFILE && clients === 16 ? await startProfile() : undefined;
           const r = await measure(deps, mode, clients, clients === 1 ? 40 : 8);
           if (profiling) await profiling(`${process.env.BENCH_CPU_PROFILE}-${mode}.cpuprofile`);
-          const cpu = cpuPerQuery(cpu0, await cpuSample(path.join(dir, 'postgres')), r.count);
+          const cpu = cpuPerQuery(cpu0, await cpuSample(path.join(dir, 'postgres'), 'end'), r.count);
           // Phases of two parallel branches (hybrid's keyword and semantic) overlap, so they add up to more than the total.
           const phases = [...r.phases].map(([name, ms]) => `${name} ${pct(ms, 50).toFixed(1)}`).join(', ');
           console.log(`  ${mode.padEnd(8)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms  (${r.count} queries; ${cpu}; phase medians ms: ${phases})`);
