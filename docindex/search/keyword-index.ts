@@ -417,6 +417,18 @@ export class KeywordIndex implements Cached {
       });
       for (let t = 0; t < perTerm.length; t++) {
         const { docs, tf } = perTerm[t]!;
+        const w = idf[t]!;
+        if (count === 0 && !excludedDocs.length) {
+          // The first term that matches: each of its snippets is a new candidate (0 + its score is its score).
+          for (let i = 0; i < docs.length; i++) {
+            const d = docs[i]!;
+            seen[d] = 1;
+            candidates[i] = d;
+            scores[d] = this.termScore(w, tf[i]!, d);
+          }
+          count = docs.length;
+          continue;
+        }
         for (let i = 0; i < docs.length; i++) {
           const d = docs[i]!;
           if (excluded[d]) continue;
@@ -424,7 +436,7 @@ export class KeywordIndex implements Cached {
             seen[d] = 1;
             candidates[count++] = d;
           }
-          scores[d]! += this.termScore(idf[t]!, tf[i]!, d);
+          scores[d]! += this.termScore(w, tf[i]!, d);
         }
       }
       // The best `pool` by score then id: a bounded selection, since a common word matches tens of thousands.
