@@ -17,6 +17,7 @@ import { warmScope } from '../docindex/search/warm.js';
 import { Timings } from '../docindex/search/timings.js';
 import { startFakeRerank } from '../fakes/fake-rerank.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
+import { cpuPerQuery, cpuSample, startProfile } from './cpu.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const DIMS = 384;
@@ -173,7 +174,8 @@ async function firstQueries(deps: RetrievalDeps): Promise<void> {
  * Context retrieval latency (the retrieval code the API route and MCP call, in-process: no HTTP) for each mode with
  * 10k and 100k generated snippets in one library, 1 and 16 concurrent clients. Query embeddings come from the
  * tiny local model built with 384 dimensions (in its worker thread), so the vector scan is the real model's size.
- * BENCH_SNIPPETS=10000 (comma-separated) runs only those sizes.
+ * BENCH_SNIPPETS=10000 (comma-separated) runs only those sizes; BENCH_RERANK=0 leaves out the reranking round;
+ * BENCH_CPU_PROFILE=/tmp/p writes a V8 profile of the main thread per mode of the 16-client rounds (/tmp/p-hybrid.cpuprofile).
  */
 export async function context(): Promise<void> {
   const log = createLogger('warn');
@@ -205,13 +207,18 @@ export async function context(): Promise<void> {
       await firstQueries(deps);
       for (const mode of ['keyword', 'semantic', 'hybrid']) {
         for (const clients of [1, 16]) {
+          // CPU per query (Node with its threads, and PostgreSQL) does not move with other load the way latency does.
+          const cpu0 = await cpuSample(path.join(dir, 'postgres'), 'start');
+          const profiling = process.env.BENCH_CPU_PROFILE && clients === 16 ? await startProfile() : undefined;
           const r = await measure(deps, mode, clients, clients === 1 ? 40 : 8);
+          if (profiling) await profiling(`${process.env.BENCH_CPU_PROFILE}-${mode}.cpuprofile`);
+          const cpu = cpuPerQuery(cpu0, await cpuSample(path.join(dir, 'postgres'), 'end'), r.count);
           // Phases of two parallel branches (hybrid's keyword and semantic) overlap, so they add up to more than the total.
           const phases = [...r.phases].map(([name, ms]) => `${name} ${pct(ms, 50).toFixed(1)}`).join(', ');
-          console.log(`  ${mode.padEnd(8)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms  (${r.count} queries; phase medians ms: ${phases})`);
+          console.log(`  ${mode.padEnd(8)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms  (${r.count} queries; ${cpu}; phase medians ms: ${phases})`);
         }
       }
-      await rerankRound(deps);
+      if (process.env.BENCH_RERANK !== '0') await rerankRound(deps);
     }
   } finally {
     await closeProviders();

@@ -260,9 +260,15 @@ export function createProvider(profile: Pick<EmbeddingProfile, 'id' | 'provider'
  * reused; a changed profile gets a new provider and the old one is closed.
  */
 const live = new Map<string, EmbeddingProvider | null>();
-export async function activeEmbeddingProvider(em: EntityManager, config: Config): Promise<EmbeddingProvider | null> {
+/** The active profile's id and version (`updated_at` as text), as `activeEmbeddingProvider` reads them; null: none active. */
+export type ActiveProfileStamp = { id: string; stamp: string } | null;
+/** Selects them (`id`, `stamp`); a query that reads other rows anyway can join it (docindex/search/context.ts). */
+export const ACTIVE_PROFILE_SQL = `select id, updated_at::text as stamp from embedding_profile where is_default and enabled limit 1`;
+
+/** `known`: the active profile already read with the request's other rows, which saves a round trip. */
+export async function activeEmbeddingProvider(em: EntityManager, config: Config, known?: ActiveProfileStamp): Promise<EmbeddingProvider | null> {
   // Every semantic query asks: one indexed row's id and stamp, and the whole entity only when the profile changed.
-  const [active] = (await em.execute(`select id, updated_at::text as stamp from embedding_profile where is_default and enabled`)) as { id: string; stamp: string }[];
+  const active = known !== undefined ? known : ((await em.execute(ACTIVE_PROFILE_SQL)) as { id: string; stamp: string }[])[0];
   if (!active) return null;
   const key = `${active.id}@${active.stamp}`;
   if (!live.has(key)) {

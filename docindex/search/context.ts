@@ -5,6 +5,7 @@ import type { Logger } from '../../core/log.js';
 import { type Library, Library as LibraryEntity, LibraryVersion } from '../entities/library.js';
 import { LibraryRules } from '../entities/snippet.js';
 import type { Orm } from '../../db/orm.js';
+import { ACTIVE_PROFILE_SQL, type ActiveProfileStamp } from '../embeddings/profiles.js';
 import { findLibrary } from '../service.js';
 import { parseLibraryRef } from '../ids.js';
 import type { OnDemand } from '../on-demand.js';
@@ -194,26 +195,31 @@ interface Resolved {
   lib: LibraryFields;
   version: VersionFields | null;
   rules: string[];
+  /** The active embedding profile, read in the same query on the ready path (search reads it itself otherwise). */
+  profile?: ActiveProfileStamp;
 }
 
 /**
  * The common case in one query and no entities: the library by its exact id, the version by its exact tag, both
- * indexed, with the scope's rules. Anything else (unknown id or tag, a commit prefix, a scope being indexed, one to
+ * indexed, with the scope's rules and the active embedding profile (one round trip fewer per semantic query). Anything else (unknown id or tag, a commit prefix, a scope being indexed, one to
  * register on demand) is undefined, for `referenced` and `untilIndexed`, which say why or wait.
  */
 async function readyScope(em: EntityManager, ref: { libraryId: string; version: string | undefined }): Promise<Resolved | undefined> {
   const [row] = (await em.execute(
     // Times as epoch milliseconds (the driver reads timestamps as text); whole ones, as the entities' Dates hold them.
     `select l.id, l.title, l.source, l.source_url, l.branch, l.latest_version, l.last_commit, floor(extract(epoch from l.last_indexed_at) * 1000)::float8 as last_indexed_at, l.state,
-       v.id as version_id, v.tag, floor(extract(epoch from v.indexed_at) * 1000)::float8 as indexed_at, v.state as version_state, r.rules
+       v.id as version_id, v.tag, floor(extract(epoch from v.indexed_at) * 1000)::float8 as indexed_at, v.state as version_state, r.rules,
+       p.id as profile_id, p.stamp as profile_stamp
      from library l
      left join library_version v on v.repository_id = l.id and v.tag = ?
      left join library_rules r on r.repository_id = l.id and coalesce(r.version_id, '') = coalesce(v.id, '')
+     left join lateral (${ACTIVE_PROFILE_SQL}) p on true
      where l.id = ?`,
     [ref.version ?? null, ref.libraryId],
   )) as {
     id: string; title: string; source: Library['source']; source_url: string; branch: string | null; latest_version: string | null; last_commit: string | null;
     last_indexed_at: number | null; state: string; version_id: string | null; tag: string | null; indexed_at: number | null; version_state: string | null; rules: string[] | null;
+    profile_id: string | null; profile_stamp: string | null;
   }[];
   if (!row || (ref.version === undefined ? isIndexing(row.state) : !row.version_id || isIndexing(row.version_state!))) return undefined;
   const date = (ms: number | null) => (ms === null ? null : new Date(Number(ms)));
@@ -221,6 +227,7 @@ async function readyScope(em: EntityManager, ref: { libraryId: string; version: 
     lib: { id: row.id, title: row.title, source: row.source, sourceUrl: row.source_url, branch: row.branch, latestVersion: row.latest_version, lastCommit: row.last_commit, lastIndexedAt: date(row.last_indexed_at) },
     version: row.version_id ? { id: row.version_id, tag: row.tag!, indexedAt: date(row.indexed_at) } : null,
     rules: row.rules ?? [],
+    profile: row.profile_id ? { id: row.profile_id, stamp: row.profile_stamp! } : null,
   };
 }
 
@@ -241,10 +248,10 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
   if (!ref) throw new ValidationError(`libraryId "${p.libraryId}" is not /owner/repo or /owner/repo/version`, 'MISSING_PARAMETER');
   const em = deps.orm.em.fork();
   const t = o.timings;
-  const { lib, version, rules } = await timed(t, 'resolve', () => resolveScope(deps, em, ref, o.waitMs ?? 0));
+  const { lib, version, rules, profile } = await timed(t, 'resolve', () => resolveScope(deps, em, ref, o.waitMs ?? 0));
   const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
   const stamp = scopeStamp(version ? version.indexedAt : lib.lastIndexedAt);
-  const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp, timings: t });
+  const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp, timings: t, activeProfile: profile });
   // One page, or one text twice, does not crowd out the next page that answers (distinct.ts).
   const fetched = await timed(t, 'load', async () => distinctResults(await loadSnippets(em, found.ranked)));
   // Read as text (the MCP tool, Context7's txt), results carry their neighbourhood within the budget.

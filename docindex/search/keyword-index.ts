@@ -16,6 +16,10 @@ import { matches, operands, orContribution, parseTsQuery, tsRank, UnsupportedQue
  */
 
 const WEIGHT_VALUES = WEIGHTS.slice(1, -1).split(',').map((w) => Math.fround(Number(w)));
+const f = Math.fround;
+/** orContribution of a posting with one position, by its weight (0 = D .. 3 = A), and with two, by weight * 4 + weight. */
+const ONE_POSITION = [0, 1, 2, 3].map((w) => orContribution(WEIGHT_VALUES, Uint16Array.of(w << 14)));
+const TWO_POSITIONS = Array.from({ length: 16 }, (_, ww) => orContribution(WEIGHT_VALUES, Uint16Array.of((ww >> 2) << 14, (ww & 3) << 14)));
 
 /** Reads `tsvector_out`'s text (`'lexeme':1A,5 'it''s':3`), calling `each` with every lexeme and its positions. */
 export function parseTsVector(text: string, each: (lexeme: string, positions: number[]) => void): void {
@@ -87,7 +91,7 @@ class Growing<T extends Int32Array | Uint16Array> {
  * Builds an index from rows read in any order; `finish` lays the postings out lexeme by lexeme. Sized from the
  * scope's counts when they are known, so its arrays are allocated once rather than grown by doubling and copying.
  */
-class IndexBuilder {
+export class IndexBuilder {
   readonly ids: string[] = [];
   readonly documents: string[] = [];
   readonly lengths: Growing<Int32Array>;
@@ -177,9 +181,12 @@ class IndexBuilder {
     return IndexBuilder.bytes(this.ids.length, this.list.length) + this.positions.length * 2 + this.lexemes.size * 4 + this.keyBytes;
   }
 
-  /** The part of an index's size its snippets and postings alone take: a lower bound of the whole. */
+  /**
+   * The part of an index's size its snippets (id, document, length and its norm, a ranking's arrays) and postings
+   * alone take: a lower bound of the whole.
+   */
   static bytes(snippets: number, postings: number): number {
-    return 8 + postings * 8 + snippets * (100 + 15 + 4);
+    return 8 + postings * 8 + snippets * (100 + 15 + 4 + 8 + SCRATCH_BYTES);
   }
 
   private posting(lexeme: string, d: number, positions: number[]): void {
@@ -220,12 +227,22 @@ interface TermMatches {
   docs: Int32Array;
   tf: Float64Array;
 }
+const NO_MATCHES: TermMatches = { docs: new Int32Array(0), tf: new Float64Array(0) };
+/**
+ * A query's first terms rank into arrays kept with the index (KeywordIndex.scratch) rather than new ones: at 100k
+ * snippets a common word's arrays are about a megabyte, and collecting them took about a quarter of a ranking's CPU.
+ */
+const TERM_SLOTS = 4;
+/** What a ranking's arrays take per snippet (KeywordIndex.scratch): scores, two flags, a candidate, the terms' slots. */
+const SCRATCH_BYTES = 8 + 1 + 1 + 4 + TERM_SLOTS * (4 + 8);
 
 /** Orders candidates as the SQL does: score descending, then snippet id. */
 const before = (a: { score: number; id: string }, b: { score: number; id: string }) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export class KeywordIndex implements Cached {
   readonly bytes: number;
+  /** Each snippet's `K1 * norm` of the BM25 denominator, computed once as termScore would each time. */
+  private readonly lengthNorms: Float64Array;
 
   constructor(
     readonly ids: string[],
@@ -242,7 +259,9 @@ export class KeywordIndex implements Cached {
   ) {
     let keys = 0;
     for (const lexeme of lexemes.keys()) keys += 2 * lexeme.length + 80;
-    this.bytes = starts.byteLength + docs.byteLength + positionStarts.byteLength + positions.byteLength + lengths.byteLength + keys + ids.length * (100 + 15);
+    this.lengthNorms = new Float64Array(lengths.length);
+    for (let d = 0; d < lengths.length; d++) this.lengthNorms[d] = K1 * (1 - B + (B * lengths[d]!) / AVERAGE_LEXEMES);
+    this.bytes = starts.byteLength + docs.byteLength + positionStarts.byteLength + positions.byteLength + lengths.byteLength * 3 + keys + ids.length * (100 + 15 + SCRATCH_BYTES);
   }
 
   get size(): number {
@@ -275,40 +294,10 @@ export class KeywordIndex implements Cached {
    * from the postings, each snippet's sum built in ts_rank's order; any other (a phrase) finds its snippets by
    * `matching` and ranks them one by one.
    */
-  private termMatches(q: TsQuery): TermMatches {
+  private termMatches(q: TsQuery, into?: TermMatches): TermMatches {
     const items = operands(q);
     const ranges = items.map((lexeme) => this.postings(lexeme));
-    if (isDisjunction(q)) {
-      const { sums, termSeen: seen } = this.scratch();
-      let touched = new Int32Array(64);
-      let count = 0;
-      for (const range of ranges) {
-        if (!range) continue;
-        for (let k = range[0]; k < range[1]; k++) {
-          const d = this.docs[k]!;
-          if (!seen[d]) {
-            seen[d] = 1;
-            if (count === touched.length) {
-              const bigger = new Int32Array(count * 2);
-              bigger.set(touched);
-              touched = bigger;
-            }
-            touched[count++] = d;
-          }
-          // A float32 store rounds as ts_rank's float sum does.
-          sums[d] = sums[d]! + orContribution(WEIGHT_VALUES, this.positions, this.positionStarts[k]!, this.positionStarts[k + 1]!);
-        }
-      }
-      const docs = touched.slice(0, count).sort();
-      const tf = new Float64Array(count);
-      for (let i = 0; i < count; i++) {
-        const d = docs[i]!;
-        tf[i] = Math.fround(sums[d]! / items.length) * UNIT;
-        sums[d] = 0;
-        seen[d] = 0;
-      }
-      return { docs, tf };
-    }
+    if (isDisjunction(q)) return this.disjunction(ranges.filter((r): r is [number, number] => r !== undefined && r[1] > r[0]), items.length, into);
     const lexemesOf = (d: number) => (lexeme: string) => {
       const i = items.indexOf(lexeme);
       const range = i < 0 ? undefined : ranges[i];
@@ -319,6 +308,69 @@ export class KeywordIndex implements Cached {
     const tf = new Float64Array(docs.length);
     for (let i = 0; i < docs.length; i++) tf[i] = tsRank(WEIGHT_VALUES, q, lexemesOf(docs[i]!), items) * UNIT;
     return { docs, tf };
+  }
+
+  /**
+   * A query of lexemes joined by `|`, ranked straight from the postings: the lexemes' ascending postings merged, each
+   * snippet's sum built in ts_rank's order (lexeme by lexeme, each addition rounded to single precision as its float
+   * sum is), divided by the number of operands `items`. Written into `into` when given (arrays of a snippet per
+   * element), else into new arrays.
+   */
+  private disjunction(ranges: [number, number][], items: number, into?: TermMatches): TermMatches {
+    if (ranges.length === 1) {
+      // One lexeme found: its postings are the matches, already ascending.
+      const [from, to] = ranges[0]!;
+      const tf = into?.tf ?? new Float64Array(to - from);
+      for (let k = from; k < to; k++) tf[k - from] = f(f(this.contribution(k)) / items) * UNIT;
+      return { docs: this.docs.subarray(from, to), tf: tf.subarray(0, to - from) };
+    }
+    let total = 0;
+    for (const [from, to] of ranges) total += to - from;
+    const docs = into?.docs ?? new Int32Array(total);
+    const tf = into?.tf ?? new Float64Array(total);
+    let n = 0;
+    if (ranges.length === 2) {
+      // The usual term: a word and its stem. A two-way merge; 2^31 - 1 stands for an exhausted list.
+      const [iEnd, jEnd] = [ranges[0]![1], ranges[1]![1]];
+      let [i, j] = [ranges[0]![0], ranges[1]![0]];
+      while (i < iEnd || j < jEnd) {
+        const a = i < iEnd ? this.docs[i]! : 0x7fffffff;
+        const b = j < jEnd ? this.docs[j]! : 0x7fffffff;
+        let sum = 0;
+        if (a <= b) sum = f(sum + this.contribution(i++));
+        if (b <= a) sum = f(sum + this.contribution(j++));
+        docs[n] = a <= b ? a : b;
+        tf[n++] = f(sum / items) * UNIT;
+      }
+      return { docs: docs.subarray(0, n), tf: tf.subarray(0, n) };
+    }
+    const heads = ranges.map((r) => r[0]);
+    const ends = ranges.map((r) => r[1]);
+    for (;;) {
+      let d = Infinity;
+      for (let i = 0; i < heads.length; i++) if (heads[i]! < ends[i]! && this.docs[heads[i]!]! < d) d = this.docs[heads[i]!]!;
+      if (d === Infinity) break;
+      let sum = 0;
+      for (let i = 0; i < heads.length; i++) {
+        const k = heads[i]!;
+        if (k < ends[i]! && this.docs[k] === d) {
+          sum = f(sum + this.contribution(k));
+          heads[i] = k + 1;
+        }
+      }
+      docs[n] = d;
+      tf[n++] = f(sum / items) * UNIT;
+    }
+    return { docs: docs.subarray(0, n), tf: tf.subarray(0, n) };
+  }
+
+  /** orContribution of posting k; from a table when it has one or two positions (it depends on their weights only). */
+  private contribution(k: number): number {
+    const from = this.positionStarts[k]!;
+    const count = this.positionStarts[k + 1]! - from;
+    if (count === 1) return ONE_POSITION[this.positions[from]! >> 14]!;
+    if (count === 2) return TWO_POSITIONS[((this.positions[from]! >> 14) << 2) | (this.positions[from + 1]! >> 14)]!;
+    return orContribution(WEIGHT_VALUES, this.positions, from, this.positionStarts[k + 1]!);
   }
 
   /**
@@ -348,25 +400,35 @@ export class KeywordIndex implements Cached {
    */
   rank(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Candidate[] {
     const n = this.ids.length;
-    const { excluded, scores, seen } = this.scratch();
+    const { excluded, scores, seen, candidates, terms: slots } = this.scratch();
     const excludedDocs = exclude.map((q) => this.termMatches(q).docs);
     for (const docs of excludedDocs) for (const d of docs) excluded[d] = 1;
-    let candidates = new Int32Array(0);
     let count = 0;
     let perTerm: TermMatches[];
     let idf: number[];
     let best: number[];
     try {
-      perTerm = terms.map((q) => (q ? this.termMatches(q) : { docs: new Int32Array(0), tf: new Float64Array(0) }));
+      perTerm = terms.map((q, t) => (q ? this.termMatches(q, t < TERM_SLOTS ? (slots[t] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }) : undefined) : NO_MATCHES));
       // As in the SQL, a term's df counts the snippets it is read in: excluded ones are not.
       idf = perTerm.map((m) => {
-        let df = 0;
-        for (const d of m.docs) if (!excluded[d]) df++;
+        let df = excludedDocs.length ? 0 : m.docs.length;
+        if (excludedDocs.length) for (const d of m.docs) if (!excluded[d]) df++;
         return Math.log(1 + (Math.max(Math.max(1, n) - df, 0) + 0.5) / (df + 0.5));
       });
-      candidates = new Int32Array(perTerm.reduce((sum, m) => sum + m.docs.length, 0));
       for (let t = 0; t < perTerm.length; t++) {
         const { docs, tf } = perTerm[t]!;
+        const w = idf[t]!;
+        if (count === 0 && !excludedDocs.length) {
+          // The first term that matches: each of its snippets is a new candidate (0 + its score is its score).
+          for (let i = 0; i < docs.length; i++) {
+            const d = docs[i]!;
+            seen[d] = 1;
+            candidates[i] = d;
+            scores[d] = this.termScore(w, tf[i]!, d);
+          }
+          count = docs.length;
+          continue;
+        }
         for (let i = 0; i < docs.length; i++) {
           const d = docs[i]!;
           if (excluded[d]) continue;
@@ -374,7 +436,7 @@ export class KeywordIndex implements Cached {
             seen[d] = 1;
             candidates[count++] = d;
           }
-          scores[d]! += this.termScore(idf[t]!, tf[i]!, d);
+          scores[d]! += this.termScore(w, tf[i]!, d);
         }
       }
       // The best `pool` by score then id: a bounded selection, since a common word matches tens of thousands.
@@ -395,7 +457,7 @@ export class KeywordIndex implements Cached {
     });
   }
 
-  private scratchSpace: { sums: Float32Array; termSeen: Uint8Array; scores: Float64Array; seen: Uint8Array; excluded: Uint8Array } | undefined;
+  private scratchSpace: { scores: Float64Array; seen: Uint8Array; excluded: Uint8Array; candidates: Int32Array; terms: TermMatches[] } | undefined;
 
   /**
    * Per-snippet arrays for one ranking at a time (ranking runs to its end without awaiting), zeroed again where they
@@ -404,13 +466,12 @@ export class KeywordIndex implements Cached {
    */
   private scratch() {
     const n = this.ids.length;
-    this.scratchSpace ??= { sums: new Float32Array(n), termSeen: new Uint8Array(n), scores: new Float64Array(n), seen: new Uint8Array(n), excluded: new Uint8Array(n) };
+    this.scratchSpace ??= { scores: new Float64Array(n), seen: new Uint8Array(n), excluded: new Uint8Array(n), candidates: new Int32Array(n), terms: [] };
     return this.scratchSpace;
   }
 
   private termScore(idf: number, tf: number, d: number): number {
-    const norm = 1 - B + (B * this.lengths[d]!) / AVERAGE_LEXEMES;
-    return (idf * tf * (K1 + 1)) / (tf + K1 * norm);
+    return (idf * tf * (K1 + 1)) / (tf + this.lengthNorms[d]!);
   }
 
   dispose(): void {

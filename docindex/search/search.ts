@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
 import { TEXT_ARRAY, textArray } from '../../db/sql.js';
-import { activeEmbeddingProvider } from '../embeddings/profiles.js';
+import { activeEmbeddingProvider, type ActiveProfileStamp } from '../embeddings/profiles.js';
 import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
@@ -50,6 +50,8 @@ export interface SearchRequest {
   queryVector?: Promise<Float32Array>;
   /** Phases kept for the answer's Server-Timing header (docindex/search/timings.ts). */
   timings?: Timings;
+  /** The active embedding profile, when the caller read it with the scope (docindex/search/context.ts). */
+  activeProfile?: ActiveProfileStamp;
 }
 
 export interface SearchResult {
@@ -229,7 +231,7 @@ export async function search(deps: SearchDeps, em: EntityManager, req: SearchReq
 export async function rankScope(deps: SearchDeps, em: EntityManager, req: SearchRequest): Promise<Omit<SearchResult, 'reranked'>> {
   const keyword = (limit: number) => timed(req.timings, 'keyword', () => keywordRanked(deps, em, req, limit));
   if (req.mode === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
-  const provider = await timed(req.timings, 'profile', () => activeEmbeddingProvider(em, deps.config));
+  const provider = await timed(req.timings, 'profile', () => activeEmbeddingProvider(em, deps.config, req.activeProfile));
   const wanted = req.mode === 'auto' ? (provider ? 'hybrid' : 'keyword') : req.mode;
   if (wanted === 'keyword') return { mode: 'keyword', ranked: await keyword(req.limit) };
   const fallback = async (): Promise<Omit<SearchResult, 'reranked'>> => ({ mode: 'keyword_fallback', ranked: await keyword(req.limit) });

@@ -10,6 +10,8 @@ import { TestRepo } from '../../support/git.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 import { buildTinyModel } from '../../../fakes/tiny-model.js';
 import { parseServerTiming } from '../../../docindex/search/timings.js';
+import { contextParams, retrieveContext } from '../../../docindex/search/context.js';
+import { createLogger } from '../../../core/log.js';
 
 let tmp: string;
 let stack: TestStack;
@@ -246,6 +248,29 @@ describe('GET /api/v1/context', () => {
     expect([...hybrid.keys()].sort()).toEqual(['fuse', 'keyword', 'load', 'profile', 'rerank', 'resolve', 'semantic', 'serialise', 'total', 'widen']);
     const v2 = await phases(`/api/v2/context?${new URLSearchParams({ libraryId: LIB, query: 'useEffect', searchMode: 'semantic' })}`);
     expect([...v2.keys()]).toEqual(['resolve', 'profile', 'semantic', 'rerank', 'load', 'widen', 'serialise', 'total']);
+  });
+
+  it('reads the active embedding profile in the query that resolves the scope, not in one of its own', async () => {
+    const connection = stack.orm.em.getConnection();
+    const execute = connection.execute;
+    const statements: string[] = [];
+    connection.execute = function (this: typeof connection, ...args: Parameters<typeof execute>) {
+      statements.push(String(args[0]));
+      return execute.apply(this, args);
+    } as typeof execute;
+    try {
+      const deps = { config: stack.config, orm: stack.orm, log: createLogger('warn') };
+      for (const libraryId of [LIB, `${LIB}/v1.0.0`]) {
+        statements.length = 0;
+        const r = await retrieveContext(deps, contextParams({ libraryId, query: 'routing mount', searchMode: 'hybrid' }));
+        expect(r.searchMode).toBe('hybrid');
+        const profile = statements.filter((q) => /from embedding_profile/.test(q));
+        expect(profile, statements.join('\n')).toHaveLength(1);
+        expect(profile[0]).toMatch(/from library l/);
+      }
+    } finally {
+      connection.execute = execute;
+    }
   });
 
   it('answers a version being indexed 503 from the path that checks state, and reads it again once indexed', async () => {

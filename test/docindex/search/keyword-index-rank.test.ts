@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { AVERAGE_LEXEMES, B, K1, UNIT, WEIGHTS } from '../../../docindex/search/keyword.js';
+import { IndexBuilder } from '../../../docindex/search/keyword-index.js';
+import { matches, operands, tsRank, type TsQuery } from '../../../docindex/search/tsquery.js';
+
+/**
+ * The index's ranking (KeywordIndex.rank) takes shortcuts for speed: merged postings, tabled ts_rank contributions,
+ * precomputed length norms. Here it is checked against the plain definition (every snippet matched and ranked with
+ * tsquery.ts, which keyword-index.test.ts checks against PostgreSQL), on randomized indexes: the same candidates in
+ * the same order with bit-identical scores.
+ */
+
+const W = WEIGHTS.slice(1, -1).split(',').map((w) => Math.fround(Number(w)));
+
+function random(seed: number): () => number {
+  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff) / 0x80000000);
+}
+
+interface Doc {
+  id: string;
+  documentId: string;
+  /** Lexeme -> positions with weight (as the index stores them: position | weight << 14). */
+  lexemes: Map<string, number[]>;
+}
+
+/** `n` snippets over a skewed vocabulary: words `w<i>`, half with a second form `w<i>s` at the same positions, some repeated. */
+function corpus(seed: number, n: number): Doc[] {
+  const rnd = random(seed);
+  const docs: Doc[] = [];
+  for (let i = 0; i < n; i++) {
+    const lexemes = new Map<string, number[]>();
+    const words = 1 + Math.floor(rnd() * 30);
+    for (let p = 1; p <= words; p++) {
+      const w = Math.floor(40 * rnd() ** 2);
+      const weight = rnd() < 0.1 ? 3 : rnd() < 0.1 ? 2 : rnd() < 0.2 ? 1 : 0;
+      for (const l of w % 2 ? [`w${w}`] : [`w${w}`, `w${w}s`]) lexemes.set(l, [...(lexemes.get(l) ?? []), p | (weight << 14)]);
+    }
+    // Some lexemes without positions (a stripped vector), which count but add no weight.
+    if (rnd() < 0.05) lexemes.set(`w${Math.floor(40 * rnd())}`, []);
+    docs.push({ id: `s${String(Math.floor(rnd() * 1e6)).padStart(7, '0')}-${i}`, documentId: `d${Math.floor(rnd() * (n / 4))}`, lexemes });
+  }
+  return docs;
+}
+
+const vectorText = (doc: Doc) =>
+  [...doc.lexemes].map(([l, ps]) => `'${l}'${ps.length ? ':' + ps.map((p) => `${p & 0x3fff}${'DCBA'[p >> 14] === 'D' ? '' : 'DCBA'[p >> 14]}`).join(',') : ''}`).join(' ');
+
+/** keyword.ts's BM25 over every snippet, written out plainly: the best `pool`, score descending then id. */
+function reference(docs: Doc[], terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number) {
+  const lexemesOf = (d: Doc) => (l: string) => (d.lexemes.has(l) ? Uint16Array.from(d.lexemes.get(l)!) : undefined);
+  const kept = docs.filter((d) => !exclude.some((q) => matches(q, lexemesOf(d))));
+  const tfs = terms.map((q) => kept.map((d) => (q && matches(q, lexemesOf(d)) ? tsRank(W, q, lexemesOf(d), operands(q)) * UNIT : undefined)));
+  const idf = tfs.map((tf) => {
+    const df = tf.filter((x) => x !== undefined).length;
+    return Math.log(1 + (Math.max(Math.max(1, docs.length) - df, 0) + 0.5) / (df + 0.5));
+  });
+  const out = kept.flatMap((d, i) => {
+    if (tfs.every((tf) => tf[i] === undefined)) return [];
+    const norm = 1 - B + (B * d.lexemes.size) / AVERAGE_LEXEMES;
+    const termScores = tfs.map((tf, t) => (tf[i] === undefined ? 0 : (idf[t]! * tf[i]! * (K1 + 1)) / (tf[i]! + K1 * norm)));
+    let score = 0;
+    for (const s of termScores) score += s;
+    return [{ id: d.id, documentId: d.documentId, terms: termScores, score }];
+  });
+  return out.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, pool);
+}
+
+const lexeme = (l: string): TsQuery => ({ op: 'lexeme', lexeme: l });
+const or = (...ls: string[]): TsQuery => ls.map(lexeme).reduce((a, b) => ({ op: 'or', left: a, right: b }));
+
+describe('KeywordIndex.rank', () => {
+  it('finds exactly the plain ranking on randomized indexes', () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const docs = corpus(seed, 1500);
+      const builder = new IndexBuilder();
+      for (const d of docs) builder.add(d.id, d.documentId, vectorText(d));
+      const index = builder.finish();
+      const rnd = random(seed * 7);
+      const word = () => Math.floor(40 * rnd() ** 1.5);
+      // A word and its stem, one lexeme, three forms, a word the index lacks, a term with no lexemes.
+      const term = (): TsQuery | undefined => {
+        const w = word();
+        const kind = rnd();
+        if (kind < 0.5) return or(`w${w}`, `w${w}s`);
+        if (kind < 0.75) return lexeme(`w${w}`);
+        if (kind < 0.85) return or(`w${w}`, `w${w}s`, `w${word()}`);
+        if (kind < 0.95) return or(`w${w}`, 'missing');
+        return undefined;
+      };
+      for (let q = 0; q < 25; q++) {
+        // Up to six terms: the first four rank into arrays kept with the index, reused query after query.
+        const terms = Array.from({ length: 1 + Math.floor(rnd() * 6) }, term);
+        const exclude = rnd() < 0.3 ? [or(`w${word()}`, `w${word()}s`)] : [];
+        for (const pool of [1, 10, 100, 2000]) expect(index.rank(terms, exclude, pool), `seed ${seed} query ${q} pool ${pool}`).toEqual(reference(docs, terms, exclude, pool));
+      }
+    }
+  });
+});
