@@ -3,8 +3,8 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * The trigger of Migration20261205000000_staged_search_vectors, split in two so that an insert that brings its vector
  * (the swap's, docindex/pipeline.ts `swapStaged`: every snippet a first index writes) does not call PL/pgSQL per row:
- * the `when` clause is checked without calling the function, which cost about 0.4 s of the swap's 2.5 s for 33,841
- * snippets (issue 24, `npm run bench -- index`). What the trigger does is unchanged: an insert without a vector gets
+ * the `when` clause is checked without calling the function (issue 24: for the 33,841 snippets of `npm run bench --
+ * index`, 0.4 s of a bulk insert measured alone under load, about 0.1 s of the swap in the benchmark). What the trigger does is unchanged: an insert without a vector gets
  * `snippet_search_vector`'s, and an update of the title, breadcrumb or content computes it again.
  */
 export class Migration20261209000000_search_vector_trigger_when extends Migration {
