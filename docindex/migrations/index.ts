@@ -12,6 +12,7 @@ import { Migration20261205000000_staged_search_vectors } from './Migration202612
 import { Migration20261206000000_vector_packs } from './Migration20261206000000_vector_packs.js';
 import { Migration20261207000000_document_stats } from './Migration20261207000000_document_stats.js';
 import { Migration20261208000000_search_identifier_words } from './Migration20261208000000_search_identifier_words.js';
+import { Migration20261209000000_search_vector_trigger_when } from './Migration20261209000000_search_vector_trigger_when.js';
 
 /** This service's committed migrations; the platform runs every service's in the order of their names (db/migrations/index.ts). */
 export const migrations: MigrationObject[] = [
@@ -28,4 +29,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261206000000_vector_packs', class: Migration20261206000000_vector_packs },
   { name: 'Migration20261207000000_document_stats', class: Migration20261207000000_document_stats },
   { name: 'Migration20261208000000_search_identifier_words', class: Migration20261208000000_search_identifier_words },
+  { name: 'Migration20261209000000_search_vector_trigger_when', class: Migration20261209000000_search_vector_trigger_when },
 ];
