@@ -314,8 +314,6 @@ const stagedKey = (checksum: string, stat: FileStat | null) => `${checksum}\0${s
  */
 export class Staging {
   private batch: StagedRow[] = [];
-  /** The batch being written (`flush`). */
-  private writing: Promise<void> = Promise.resolve();
   /** The staged rows this attempt stands for: changed files and deleted ones. */
   private readonly keep: string[] = [];
   /** The staged files' keyword vectors, computed beside the crawl. */
@@ -376,30 +374,17 @@ export class Staging {
     await this.clock.time('vectors.wait', () => this.vectors.finish(beat));
   }
 
-  /** Waits for the write in flight, failed or not: a crawl that fails leaves nothing writing behind it for its retry. */
-  async settled(): Promise<void> {
-    await this.writing.catch(() => undefined);
-  }
-
   private async add(row: StagedRow): Promise<void> {
     this.batch.push(row);
     if (this.batch.length >= 100) await this.flush();
   }
 
-  /**
-   * Writes the batch while the crawl reads and parses the next files: one write at a time, in order, so the crawl
-   * waits only for the one before (`stage.wait`); a failed write fails the next flush. With `then` (the last one),
-   * it waits for the write itself.
-   */
   private async flush(then?: string, params: unknown[] = []): Promise<void> {
     const rows = JSON.stringify(this.batch);
     const parsed = this.batch.filter((r) => r.snippets.length).map((r) => r.file_path);
     this.batch = [];
-    await this.clock.time('stage.wait', () => this.writing);
-    const write = this.clock.time('stage', () => this.write(rows, then, params)).then(() => this.vectors.add(parsed));
-    write.catch(() => undefined); // seen by the next flush, or by the crawl's end
-    this.writing = write;
-    if (then) await write;
+    await this.clock.time('stage', () => this.write(rows, then, params));
+    this.vectors.add(parsed);
   }
 
   private async write(rows: string, then: string | undefined, params: unknown[]): Promise<void> {
@@ -627,7 +612,6 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       timings: clock.ms,
     };
   } finally {
-    await staging.settled();
     await removeWorkFolder(workdir);
   }
 }

@@ -136,32 +136,6 @@ describe('Staging', () => {
     await finished(step);
   });
 
-  it('writes a batch while the crawl goes on, one at a time and in order', async () => {
-    const step = await ownedJob();
-    const staging = new Staging(deps, step, new Map());
-    // Another transaction holds the job's lock for 3 s: the batch's write waits for it, the crawl does not.
-    const holder = stack.orm.em.fork();
-    await holder.begin();
-    await holder.execute('select pg_advisory_xact_lock(hashtext(?))', [`job:${step.jobId}`]);
-    let released = false;
-    const release = new Promise((r) => setTimeout(r, 3000)).then(async () => {
-      released = true;
-      await holder.commit();
-    });
-    await staging.changed('x.md', 'c1', [snippet('alpha')]);
-    for (let i = 0; i < 99; i++) await staging.changed(`f${i}.md`, `c${i}`, [snippet(`filler ${i}`)]);
-    const wentOnWhileWriting = !released;
-    await staging.changed('x.md', 'c2', [snippet('omega')]); // the next batch, written after the first
-    await release;
-    expect(wentOnWhileWriting).toBe(true);
-    await staging.finish();
-    const v = await stagedVector(step.jobId);
-    expect(v).toContain("'omega'");
-    expect(v).not.toContain("'alpha'");
-    expect((await sql<{ n: number }>(`select count(*)::int as n from staged_document where job_id = ?`, [step.jobId]))[0]!.n).toBe(100);
-    await finished(step);
-  });
-
   it('computes at the end the vectors of files an earlier attempt staged without them', async () => {
     const step = await ownedJob();
     const first = new Staging(deps, step, new Map());
