@@ -14,15 +14,19 @@ const GENERIC = new Set(['index', 'readme', 'mod', 'lib', 'main', '__init__', 'i
 /** Suffixes stripped by `stem`, longest first. */
 const SUFFIXES = ['ations', 'ation', 'ings', 'ing', 'ates', 'ated', 'ate', 'ers', 'er', 'ies', 'es', 's', 'ed', 'e'];
 
-/** A light stemming for comparing file-name words with query words: one suffix off, a doubled last consonant undone. */
+/**
+ * A light stemming for comparing file-name words with query words: one suffix off (not the `s` of `ss`: `class`,
+ * `process`), a final `y` read as `i` (`query` / `queries`, `cookie` / `cookies`), a doubled last consonant undone.
+ */
 export function stem(word: string): string {
   let w = word.toLowerCase();
   for (const s of SUFFIXES) {
-    if (w.endsWith(s) && w.length - s.length >= 3) {
-      w = w.slice(0, -s.length) + (s === 'ies' ? 'y' : '');
+    if (w.endsWith(s) && w.length - s.length >= 3 && !(s === 's' && w.endsWith('ss'))) {
+      w = w.slice(0, -s.length) + (s === 'ies' ? 'i' : '');
       break;
     }
   }
+  if (w.length >= 4 && w.endsWith('y')) w = `${w.slice(0, -1)}i`;
   if (w.length >= 4 && w[w.length - 1] === w[w.length - 2] && !/[aeiou]/.test(w[w.length - 1]!)) w = w.slice(0, -1);
   return w;
 }

@@ -8,6 +8,10 @@ describe('page names', () => {
     expect(stem('benchmarks')).toBe(stem('benchmark'));
     expect(stem('validate')).toBe(stem('validation'));
     expect(stem('pool')).toBe('pool');
+    expect(stem('cookie')).toBe(stem('Cookies'));
+    expect(stem('query')).toBe(stem('queries'));
+    expect(stem('class')).toBe(stem('classes'));
+    expect(stem('process')).toBe(stem('processes'));
   });
 
   it("names a documentation page by its file's words, split and joined", () => {
