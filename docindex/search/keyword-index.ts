@@ -566,5 +566,5 @@ export async function searchKeywordIndex(em: EntityManager, index: KeywordIndex,
   if (!parsed.include.length) return [];
   const [terms, exclude] = await Promise.all([termQueries(em, parsed.include), termQueries(em, parsed.exclude)]);
   const candidates = index.rank(terms, exclude.filter((q): q is TsQuery => q !== undefined), Math.max(limit, EVIDENCE_POOL));
-  return withPageEvidence(candidates, limit, { terms: parsed.include, namesOf: await pageNames(em, candidates.map((c) => c.documentId)) });
+  return withPageEvidence(candidates, limit, { terms: parsed.include, ...(await pageNames(em, candidates.map((c) => c.documentId))) });
 }

@@ -203,6 +203,6 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
     await tx.execute('set local enable_seqscan = off');
     return execute(tx, rankingSql(plan, scope, Math.max(limit, EVIDENCE_POOL)));
   })) as { id: string; document_id: string; terms: number[]; score: number }[];
-  const namesOf = await pageNames(em, rows.map((r) => r.document_id));
-  return withPageEvidence(rows.map((r) => ({ id: r.id, documentId: r.document_id, terms: r.terms.map(Number), score: Number(r.score) })), limit, { terms: parsed.include, namesOf });
+  const pages = await pageNames(em, rows.map((r) => r.document_id));
+  return withPageEvidence(rows.map((r) => ({ id: r.id, documentId: r.document_id, terms: r.terms.map(Number), score: Number(r.score) })), limit, { terms: parsed.include, ...pages });
 }

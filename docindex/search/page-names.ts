@@ -57,6 +57,14 @@ export function pageNameStems(filePath: string): string[] {
   return GENERIC.has(name.toLowerCase()) ? [] : stems(name);
 }
 
+/**
+ * Whether a file only declares types (`.d.ts`, `.d.mts`, `.d.cts`, Python's `.pyi` stubs): it holds the API's names and
+ * signatures, as its implementation and docs do, without what a question asks (what they do, how to use them).
+ */
+export function isDeclarationFile(filePath: string): boolean {
+  return /\.d\.[cm]?ts$|\.pyi$/i.test(filePath);
+}
+
 /** Whether a query term names the page: its whole form or one of its words is a word of the page's name. */
 export function termNamesPage(term: string, names: readonly string[]): boolean {
   return names.length > 0 && stems(term).some((s) => names.includes(s));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KEYWORD_PAGE_WEIGHT, PAGE_NAME_WEIGHT, SEMANTIC_PAGE_WEIGHT, withPageEvidence, withSiblingSimilarity, type Candidate } from '../../../docindex/search/evidence.js';
-import { pageNameStems } from '../../../docindex/search/page-names.js';
+import { DECLARATION_PRIOR, KEYWORD_PAGE_WEIGHT, PAGE_NAME_WEIGHT, SEMANTIC_PAGE_WEIGHT, withPageEvidence, withSiblingSimilarity, type Candidate } from '../../../docindex/search/evidence.js';
+import { isDeclarationFile, pageNameStems } from '../../../docindex/search/page-names.js';
 
 const c = (id: string, documentId: string, terms: number[]): Candidate => ({ id, documentId, terms, score: terms.reduce((a, b) => a + b, 0) });
 
@@ -33,6 +33,19 @@ describe('evidence per page', () => {
     expect(ranked.map((r) => r.id)).toEqual(['ws', 'events']);
     expect(ranked[0]!.score).toBeCloseTo(2.2 + PAGE_NAME_WEIGHT * 2.2);
     expect(ranked[1]!.score).toBeCloseTo(3);
+  });
+
+  it('puts the documented implementation above a type declaration that matches a little more', () => {
+    // "instance_of validator": a stub's signature holds the name as often as the docstring's function, and is shorter.
+    const files: Record<string, string> = { stub: 'src/attr/validators.pyi', impl: 'src/attr/validators.py', dts: 'types/reply.d.ts' };
+    const stub = c('stub', 'stub', [2, 1]);
+    const impl = c('impl', 'impl', [1.8, 1]);
+    expect(withPageEvidence([stub, impl], 10).map((r) => r.id)).toEqual(['stub', 'impl']);
+    const naming = { terms: ['instance_of', 'validator'], namesOf: () => [], isDeclaration: (d: string) => isDeclarationFile(files[d]!) };
+    const ranked = withPageEvidence([stub, impl], 10, naming);
+    expect(ranked.map((r) => r.id)).toEqual(['impl', 'stub']);
+    expect(ranked[1]!.score).toBeCloseTo(DECLARATION_PRIOR * 3);
+    expect(['types/reply.d.ts', 'index.d.mts', 'a.pyi', 'a.py', 'docs/d.ts.md', 'lib/reply.ts'].map(isDeclarationFile)).toEqual([true, true, true, false, false, false]);
   });
 
   it('keeps the limit, and ties in id order', () => {

@@ -5,8 +5,9 @@ import { pageNames } from '../../../docindex/search/page-name-lookup.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 
 /**
- * A documentation page named for a query term (docindex/search/page-names.ts, evidence.ts) is credited in both keyword
- * rankings, the SQL one and the in-process index's, from its file path in library_document.
+ * A documentation page named for a query term (docindex/search/page-names.ts, evidence.ts) is credited, and a type
+ * declaration file weighed down, in both keyword rankings, the SQL one and the in-process index's, from its file path in
+ * library_document.
  */
 let stack: TestStack;
 const LIB = '/ranking/page-names';
@@ -31,6 +32,7 @@ beforeAll(async () => {
   // "client" is common (the filler pages), "websocket" rare.
   await page('events', 'docs/api/DiagnosticsChannel.md', [['ev', 'Events', 'The websocket client publishes events: websocket open, websocket close; each client event has a socket.']]);
   await page('ws', 'docs/api/WebSocket.md', [['ws', 'Constructor', 'Opens a websocket to the url, with optional protocols.']]);
+  await page('dts', 'types/websocket.d.ts', [['decl', 'WebSocket', 'declare class WebSocket { constructor (url: string) } // websocket client']]);
   await page('src', 'lib/websocket.js', [['code', 'connect', 'function connect (url) { return new WebSocket(url) } // websocket']]);
   for (let i = 0; i < 20; i++) await page(`filler${i}`, `docs/filler${i}.md`, [[`f${i}`, 'Other', `Something else for the client, part ${i}.`]]);
 });
@@ -41,10 +43,11 @@ afterAll(async () => {
 
 describe('page names in keyword ranking', () => {
   it('reads the stems of each page name once, none for a source file', async () => {
-    const namesOf = await pageNames(stack.orm.em.fork(), ['ws', 'src', 'ws']);
+    const { namesOf, isDeclaration } = await pageNames(stack.orm.em.fork(), ['ws', 'src', 'ws', 'dts']);
     expect(namesOf('ws')).toContain('websocket');
     expect(namesOf('src')).toEqual([]);
     expect(namesOf('unknown')).toEqual([]);
+    expect(['ws', 'src', 'dts', 'unknown'].map(isDeclaration)).toEqual([false, false, true, false]);
   });
 
   it('puts the page named for a query term first, in SQL and from the index alike', async () => {
@@ -56,5 +59,13 @@ describe('page names in keyword ranking', () => {
     expect(fromIndex[0]).toBe('ws');
     // Without a term naming it, the page of events, which holds more of the question, stays first.
     expect((await keywordSearch(em, scope, 'websocket client events', 10, { candidates: 1000 }))[0]!.id).toBe('ev');
+  });
+
+  it('places a type declaration below the source it declares, in SQL and from the index alike', async () => {
+    const em = stack.orm.em.fork();
+    const fromSql = (await keywordSearch(em, scope, 'websocket url', 10, { candidates: 1000 })).map((r) => r.id);
+    const fromIndex = (await searchKeywordIndex(em, await loadKeywordIndex(em, scope), 'websocket url', 10)).map((r) => r.id);
+    expect(fromSql.indexOf('decl')).toBeGreaterThan(fromSql.indexOf('code'));
+    expect(fromIndex).toEqual(fromSql);
   });
 });
