@@ -50,8 +50,8 @@ const run = promisify(execFile);
  * libraries are then deleted, unless the `site-models` phase keeps them for the models' phases to measure as well (it
  * doubles the time spent embedding).
  *
- * `fastify-pino.json` is the main corpus, the only one ranking may be tuned on; the others (undici, click, clap,
- * pymdown-extensions' MkDocs site) are held out, never used to tune ranking, so their figures show whether a change
+ * `fastify-pino.json` is the main corpus and `attrs.json` the second; ranking may be tuned on these two only. The others
+ * (undici, click, clap, pymdown-extensions' MkDocs site) are held out, never used to tune ranking, so their figures show whether a change
  * generalises. QUALITY_VERBOSE=<corpus> lists the questions of that corpus not answered first.
  * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`; `rerank-local` on request) chooses the phases;
  * SEARCH_RANK_CANDIDATES is passed on. QUALITY_DUMP=<file> writes every answer's ranked snippets, which

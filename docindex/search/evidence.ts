@@ -6,10 +6,15 @@
  * - keyword: for each query term, how much more the best snippet of the page scores for it than this one does,
  *   times KEYWORD_PAGE_WEIGHT. A term the snippet already matches best adds nothing, so a long page repeating a
  *   common word gains no more than a short one;
+ * - keyword, by name: a documentation page whose file is named for a query term (`WebSocket.md` for "WebSocket
+ *   client") is credited with PAGE_NAME_WEIGHT times its best score for that term, in each of its snippets;
+ * - keyword, declaration files: a snippet of a file that only declares types (`.d.ts`, `.pyi`) scores DECLARATION_PRIOR
+ *   times as much, since it holds the API's names without what they do;
  * - semantic: the similarity of the page's next most similar snippet, times SEMANTIC_PAGE_WEIGHT.
  *
  * The best EVIDENCE_POOL candidates of a list are weighed together.
  */
+import { termNamesPage } from './page-names.js';
 
 /** A keyword candidate: its document (page or file), its score for each query term, and their sum. */
 export interface Candidate {
@@ -23,22 +28,53 @@ export interface Candidate {
 export const KEYWORD_PAGE_WEIGHT = 0.2;
 /** The same for similarity (0.3 to 0.6 gave the same hybrid figures on the tuning corpus with all-MiniLM-L6-v2). */
 export const SEMANTIC_PAGE_WEIGHT = 0.4;
+/**
+ * The share of a page's best score for a term that names the page (page-names.ts) each snippet of it is credited with
+ * (0.25 to 1 gave the same figures on the tuning corpus).
+ */
+export const PAGE_NAME_WEIGHT = 0.5;
+/**
+ * What a keyword candidate of a declaration file scores, as a share (chosen on the two tuning corpora: 0.5 and 0.7 gave
+ * the same figures, 0.85 less).
+ */
+export const DECLARATION_PRIOR = 0.7;
 /** How many of the best candidates of a list are weighed together. */
 export const EVIDENCE_POOL = 100;
 
-/** The best `limit` keyword candidates by score plus page evidence. Ties: snippet id. */
-export function withPageEvidence(candidates: Candidate[], limit: number): { id: string; score: number }[] {
+/**
+ * The query's terms (in the order of a candidate's `terms`), each page's name stems and whether it only declares types
+ * (page-names.ts).
+ */
+export interface PageNaming {
+  terms: readonly string[];
+  namesOf: (documentId: string) => readonly string[];
+  isDeclaration?: (documentId: string) => boolean;
+}
+
+/**
+ * The best `limit` keyword candidates by score plus page evidence, and, with `naming`, plus PAGE_NAME_WEIGHT times
+ * the page's best score for each term that names the page, times DECLARATION_PRIOR for a declaration file. Ties: snippet id.
+ */
+export function withPageEvidence(candidates: Candidate[], limit: number, naming?: PageNaming): { id: string; score: number }[] {
   const best = new Map<string, number[]>();
   for (const c of candidates) {
     const page = best.get(c.documentId);
     if (!page) best.set(c.documentId, [...c.terms]);
     else c.terms.forEach((v, t) => (page[t] = Math.max(page[t] ?? 0, v)));
   }
+  const named = new Map<string, number>();
+  if (naming) {
+    for (const [documentId, page] of best) {
+      const names = naming.namesOf(documentId);
+      named.set(documentId, page.reduce((sum, v, t) => sum + (termNamesPage(naming.terms[t] ?? '', names) ? v : 0), 0));
+    }
+  }
   return candidates
     .map((c) => {
       const page = best.get(c.documentId)!;
       const added = c.terms.reduce((sum, v, t) => sum + (page[t]! - v), 0);
-      return { id: c.id, score: c.score + KEYWORD_PAGE_WEIGHT * added };
+      const score = c.score + KEYWORD_PAGE_WEIGHT * added + PAGE_NAME_WEIGHT * (named.get(c.documentId) ?? 0);
+      return { id: c.id, score: naming?.isDeclaration?.(c.documentId) ? DECLARATION_PRIOR * score : score };
     })
     .sort(byScore)
     .slice(0, limit);

@@ -1,6 +1,7 @@
 import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { execute, join, raw, sql } from '../../db/sql.js';
+import { pageNames } from './page-name-lookup.js';
 import { EVIDENCE_POOL, withPageEvidence, type Candidate } from './evidence.js';
 import { AVERAGE_LEXEMES, B, inScope, K1, tsquery, UNIT, WEIGHTS, type Ranked, type Scope } from './keyword.js';
 import { parseQuery, termForms } from './keyword-plan.js';
@@ -626,5 +627,5 @@ export async function searchKeywordIndex(em: EntityManager, index: KeywordIndex,
   if (!parsed.include.length) return [];
   const [terms, exclude] = await Promise.all([termQueries(em, parsed.include), termQueries(em, parsed.exclude)]);
   const candidates = index.rank(terms, exclude.filter((q): q is TsQuery => q !== undefined), Math.max(limit, EVIDENCE_POOL));
-  return withPageEvidence(candidates, limit);
+  return withPageEvidence(candidates, limit, { terms: parsed.include, ...(await pageNames(em, candidates.map((c) => c.documentId))) });
 }

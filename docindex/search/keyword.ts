@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { execute, join, raw, sql, type Sql } from '../../db/sql.js';
+import { pageNames } from './page-name-lookup.js';
 import { EVIDENCE_POOL, withPageEvidence } from './evidence.js';
 import { planKeywordSearch, parseQuery, termForms, type KeywordPlan, type TermForm } from './keyword-plan.js';
 
@@ -202,5 +203,6 @@ export async function keywordSearch(em: EntityManager, scope: Scope, query: stri
     await tx.execute('set local enable_seqscan = off');
     return execute(tx, rankingSql(plan, scope, Math.max(limit, EVIDENCE_POOL)));
   })) as { id: string; document_id: string; terms: number[]; score: number }[];
-  return withPageEvidence(rows.map((r) => ({ id: r.id, documentId: r.document_id, terms: r.terms.map(Number), score: Number(r.score) })), limit);
+  const pages = await pageNames(em, rows.map((r) => r.document_id));
+  return withPageEvidence(rows.map((r) => ({ id: r.id, documentId: r.document_id, terms: r.terms.map(Number), score: Number(r.score) })), limit, { terms: parsed.include, ...pages });
 }

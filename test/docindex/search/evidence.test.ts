@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KEYWORD_PAGE_WEIGHT, SEMANTIC_PAGE_WEIGHT, withPageEvidence, withSiblingSimilarity, type Candidate } from '../../../docindex/search/evidence.js';
+import { DECLARATION_PRIOR, KEYWORD_PAGE_WEIGHT, PAGE_NAME_WEIGHT, SEMANTIC_PAGE_WEIGHT, withPageEvidence, withSiblingSimilarity, type Candidate } from '../../../docindex/search/evidence.js';
+import { isDeclarationFile, pageNameStems } from '../../../docindex/search/page-names.js';
 
 const c = (id: string, documentId: string, terms: number[]): Candidate => ({ id, documentId, terms, score: terms.reduce((a, b) => a + b, 0) });
 
@@ -19,6 +20,32 @@ describe('evidence per page', () => {
     const repeats = ['r1', 'r2', 'r3', 'r4'].map((id) => c(id, 'big', [1, 0]));
     const ranked = withPageEvidence([...repeats, c('one', 'small', [1, 0])], 10);
     expect(new Set(ranked.map((r) => r.score))).toEqual(new Set([1]));
+  });
+
+  it('lifts a documentation page named for a query term above one that only mentions it more', () => {
+    // "WebSocket client": a page of events mentioning both words beats the WebSocket page without its name.
+    const events = c('events', 'DiagnosticsChannel', [2, 1]);
+    const ws = c('ws', 'WebSocket', [2.2, 0]);
+    const files: Record<string, string> = { DiagnosticsChannel: 'docs/api/DiagnosticsChannel.md', WebSocket: 'docs/api/WebSocket.md' };
+    expect(withPageEvidence([events, ws], 10).map((r) => r.id)).toEqual(['events', 'ws']);
+    const naming = { terms: ['WebSocket', 'client'], namesOf: (d: string) => pageNameStems(files[d]!) };
+    const ranked = withPageEvidence([events, ws], 10, naming);
+    expect(ranked.map((r) => r.id)).toEqual(['ws', 'events']);
+    expect(ranked[0]!.score).toBeCloseTo(2.2 + PAGE_NAME_WEIGHT * 2.2);
+    expect(ranked[1]!.score).toBeCloseTo(3);
+  });
+
+  it('puts the documented implementation above a type declaration that matches a little more', () => {
+    // "instance_of validator": a stub's signature holds the name as often as the docstring's function, and is shorter.
+    const files: Record<string, string> = { stub: 'src/attr/validators.pyi', impl: 'src/attr/validators.py', dts: 'types/reply.d.ts' };
+    const stub = c('stub', 'stub', [2, 1]);
+    const impl = c('impl', 'impl', [1.8, 1]);
+    expect(withPageEvidence([stub, impl], 10).map((r) => r.id)).toEqual(['stub', 'impl']);
+    const naming = { terms: ['instance_of', 'validator'], namesOf: () => [], isDeclaration: (d: string) => isDeclarationFile(files[d]!) };
+    const ranked = withPageEvidence([stub, impl], 10, naming);
+    expect(ranked.map((r) => r.id)).toEqual(['impl', 'stub']);
+    expect(ranked[1]!.score).toBeCloseTo(DECLARATION_PRIOR * 3);
+    expect(['types/reply.d.ts', 'index.d.mts', 'a.pyi', 'a.py', 'docs/d.ts.md', 'lib/reply.ts'].map(isDeclarationFile)).toEqual([true, true, true, false, false, false]);
   });
 
   it('keeps the limit, and ties in id order', () => {
