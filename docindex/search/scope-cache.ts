@@ -63,6 +63,11 @@ export class ScopeCache<T extends Cached> {
     return this.loading.size;
   }
 
+  /** Settles when the loads running now have (failed ones included). */
+  async settled(): Promise<void> {
+    await Promise.allSettled(this.loading.values());
+  }
+
   async get(key: string, load: () => Promise<T>): Promise<T> {
     const hit = this.peek(key);
     if (hit) return hit;

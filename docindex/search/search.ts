@@ -129,6 +129,9 @@ export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager,
   keywordIndexes ??= new ScopeCache(deps.config.searchKeywordCacheBytes);
   const key = keywordKey(scope, stamp);
   if (Date.now() - (keywordIndexFailures.get(key) ?? 0) < KEYWORD_INDEX_RETRY_MS) return undefined;
+  // One load at a time (keywordIndex): a query never gets here while one runs, but the warm-up after indexing
+  // (warm.ts) does, and waits its turn. The check and `get` starting the load run in one step, so no other starts between.
+  while (keywordIndexes.loads && !keywordIndexes.isLoading(key)) await keywordIndexes.settled();
   try {
     return await keywordIndexes.get(key, () => loadKeywordIndex(em.fork(), scope, deps.config.searchKeywordCacheBytes));
   } catch (err) {
@@ -159,9 +162,9 @@ export function keywordIndex(deps: SearchDeps, em: EntityManager, scope: Scope, 
   return ready;
 }
 
-/** What this process's keyword indexes hold. */
-export function keywordIndexCacheSize(): { entries: number; bytes: number } {
-  return keywordIndexes?.size ?? { entries: 0, bytes: 0 };
+/** What this process's keyword indexes hold, and how many are loading. */
+export function keywordIndexCacheSize(): { entries: number; bytes: number; loads: number } {
+  return { ...(keywordIndexes?.size ?? { entries: 0, bytes: 0 }), loads: keywordIndexes?.loads ?? 0 };
 }
 
 /** Keyword search in a scope: from its in-process index when that is loaded, else by the SQL ranking. */

@@ -3,7 +3,7 @@ import { keywordSearch, tsquery, UNIT, WEIGHTS } from '../../../docindex/search/
 import { KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, parseTsVector, searchKeywordIndex, termQueries } from '../../../docindex/search/keyword-index.js';
 import { termForms } from '../../../docindex/search/keyword-plan.js';
 import { matches, parseTsQuery, tsRank, UnsupportedQueryError } from '../../../docindex/search/tsquery.js';
-import { closeSearch, keywordIndex, keywordIndexCacheSize, search } from '../../../docindex/search/search.js';
+import { closeSearch, keywordIndex, keywordIndexCacheSize, loadScopeKeywordIndex, search } from '../../../docindex/search/search.js';
 import { createLogger } from '../../../core/log.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 
@@ -195,6 +195,18 @@ describe('keyword search through the index', () => {
     expect(keywordIndexCacheSize().entries).toBe(2);
   });
 
+  it('loads for the warm-up after indexing in turn: it waits for the load a query started', async () => {
+    await closeSearch();
+    const em = stack.orm.em.fork();
+    const other = { repositoryId: LIB, versionId: 'v-other' };
+    expect(keywordIndex(deps(), em, scope, 'turn')).toBeUndefined(); // a query starts a load
+    const warm = loadScopeKeywordIndex(deps(), em, other, 'turn'); // as warm.ts does, meanwhile
+    expect(keywordIndexCacheSize().loads).toBe(1); // waiting, not loading beside it
+    expect((await warm)!.size).toBe(0);
+    expect(keywordIndex(deps(), em, scope, 'turn')).toBeDefined(); // the query's finished first
+    expect(keywordIndexCacheSize()).toMatchObject({ entries: 2, loads: 0 });
+  });
+
   it('stops reading an index that outgrows the cache, and ranks that scope in SQL from then on', async () => {
     const whole = await loadKeywordIndex(stack.orm.em.fork(), scope);
     expect((await loadKeywordIndex(stack.orm.em.fork(), scope, whole.bytes)).bytes).toBe(whole.bytes); // the estimate is the size
@@ -210,7 +222,7 @@ describe('keyword search through the index', () => {
     expect(keywordIndex(small, stack.orm.em.fork(), scope, 'small')).toBeUndefined();
     await new Promise((r) => setTimeout(r, 200));
     expect(keywordIndex(small, stack.orm.em.fork(), scope, 'small')).toBeUndefined();
-    expect(keywordIndexCacheSize()).toEqual({ entries: 0, bytes: 0 });
+    expect(keywordIndexCacheSize()).toEqual({ entries: 0, bytes: 0, loads: 0 });
     expect((await search(small, stack.orm.em.fork(), { scope, query: 'route handler', mode: 'keyword', alpha: 0, limit: 3, stamp: 'small' })).ranked.length).toBeGreaterThan(0);
   });
 
