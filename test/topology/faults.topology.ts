@@ -121,6 +121,19 @@ const recipesDone = (ids: string[], timeoutMs = 300_000): Promise<Json[]> =>
   );
 const stagedFiles = (jobId: string) => count('select count(*) as n from staged_document where job_id = $1', [jobId]);
 
+/**
+ * Waits for the job's crawl to have staged a file; if it never does, the error says where the job stood (its row), since
+ * a topology run's logs are gone after CI (a CI run once waited 120 s here in the PostgreSQL scenario, cause unknown).
+ */
+async function crawlUnderWay(jobId: string): Promise<void> {
+  try {
+    await until(() => stagedFiles(jobId), (n) => n > 0, { timeoutMs: 120_000, intervalMs: 50, what: 'the crawl under way' });
+  } catch (err) {
+    const job = (await db.query('select status, progress, stage, stage_detail, error, workflow_id, created_at, started_at, updated_at from job where id = $1', [jobId])).rows[0];
+    throw new Error(`${(err as Error).message}; job ${JSON.stringify(job)}`);
+  }
+}
+
 /** The process id of the worker running the job's current activity, from Temporal (its identity is `pid@host`). */
 async function workerRunning(jobId: string): Promise<number | undefined> {
   return workerRunningWorkflow((await db.query<{ workflow_id: string }>('select workflow_id from job where id = $1', [jobId])).rows[0]!.workflow_id);
@@ -152,7 +165,7 @@ describe('an API replica killed under SSE clients', () => {
     const jobFollowers = Array.from({ length: 4 }, () => new SseFollower(`${topo.url}/api/v1/jobs/${jobId}/stream`, 0).start());
     const followers = [...recipeFollowers, ...jobFollowers];
     const { ids } = await enqueueRecipes('sse', RECIPES);
-    await until(() => stagedFiles(jobId), (n) => n > 0, { timeoutMs: 120_000, intervalMs: 50, what: 'the crawl under way' });
+    await crawlUnderWay(jobId);
     await until(async () => followers.every((f) => f.connections.length > 0), Boolean, { what: 'every client connected' });
 
     const victim = topo.apis[0]!;
@@ -206,7 +219,7 @@ describe('a worker SIGKILLed mid-job', () => {
     const FILES = 4000;
     const folder = await docsFolder('kill-docs', FILES);
     const { jobId, libraryId } = await indexFolder(folder);
-    await until(() => stagedFiles(jobId), (n) => n > 0, { timeoutMs: 120_000, intervalMs: 50, what: 'the crawl under way' });
+    await crawlUnderWay(jobId);
     const pid = await until(() => workerRunning(jobId), (p) => p !== undefined, { timeoutMs: 60_000, what: 'the worker running the crawl' });
     const victim = topo.workers.indexing!.find((w) => w.child.pid === pid);
     expect(victim, `worker ${pid} is one of the indexing workers`).toBeDefined();
@@ -325,7 +338,7 @@ describe('the Temporal server stopped for 30 s', () => {
     const folder = await docsFolder('outage-docs', 1500);
     const { jobId } = await indexFolder(folder);
     const before = await enqueueRecipes('outage-before', 4);
-    await until(() => stagedFiles(jobId), (n) => n > 0, { timeoutMs: 120_000, intervalMs: 50, what: 'the crawl under way' });
+    await crawlUnderWay(jobId);
 
     await topo.temporal.stop();
     const stoppedAt = Date.now();
@@ -405,7 +418,7 @@ describe('PostgreSQL restarted', () => {
     const tFollowers = Array.from({ length: 2 }, () => new SseFollower(`${topo.url}/api/jobs/${tjobId}/events`, 0).start());
     const followers = [...recipeFollowers, ...jobFollowers, ...tFollowers];
     const { ids } = await enqueueRecipes('pg', RECIPES);
-    await until(() => stagedFiles(jobId), (n) => n > 0, { timeoutMs: 120_000, intervalMs: 50, what: 'the crawl under way' });
+    await crawlUnderWay(jobId);
     const submission = await fakes.asr.waitForJob(tjobId, 60_000);
     // Waiting for its webhook means its backend job is recorded (the `transcribing` stage); until then a step cut off
     // by the outage submits again, as the backend protocol has no lookup by our id (docs/transcription.md).
