@@ -12,31 +12,33 @@ import path from 'node:path';
 /** Linux clock ticks per second (`getconf CLK_TCK`; 100 on every common kernel). */
 const TICK_MS = 10;
 
-/** utime + stime (+ cutime + cstime when `children`) of a process from /proc/<pid>/stat, in ms; 0 when it is gone. */
-async function procCpuMs(pid: number, children: boolean): Promise<number> {
-  try {
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces), from field 3 on: utime is field 14, cutime 16.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(f[11]) + Number(f[12]) + (children ? Number(f[13]) + Number(f[14]) : 0);
-    return ticks * TICK_MS;
-  } catch {
-    return 0;
-  }
+/** A process as /proc/<pid>/stat tells it: its name, its parent, and its CPU in ms, its own and its reaped children's. */
+export interface ProcStat {
+  name: string;
+  ppid: number;
+  ownMs: number;
+  childrenMs: number;
 }
 
-async function childrenOf(pid: number): Promise<number[]> {
-  const out: number[] = [];
-  for (const name of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = await fs.readFile(`/proc/${name}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
-    } catch {
-      /* exited meanwhile */
-    }
+/**
+ * Every process's stat by pid, read from /proc (a process that exits meanwhile is left out); throws where there is no
+ * /proc. Also the indexing benchmark's (bench/index.ts).
+ */
+export async function procStats(): Promise<Map<number, ProcStat>> {
+  const stats = new Map<number, ProcStat>();
+  for (const pid of (await fs.readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    if (!stat) continue;
+    // Fields after the command name (which may hold spaces), from field 3 on: ppid is field 4, utime 14, cutime 16.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    stats.set(Number(pid), {
+      name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      ppid: Number(f[1]),
+      ownMs: (Number(f[11]) + Number(f[12])) * TICK_MS,
+      childrenMs: (Number(f[13]) + Number(f[14])) * TICK_MS,
+    });
   }
-  return out;
+  return stats;
 }
 
 /** The embedded PostgreSQL's CPU so far, in ms (its postmaster's pid is the first line of postmaster.pid). */
@@ -47,8 +49,10 @@ export async function postgresCpuMs(clusterDir: string): Promise<number> {
   } catch {
     return NaN;
   }
-  let ms = await procCpuMs(pid, true);
-  for (const child of await childrenOf(pid)) ms += await procCpuMs(child, false);
+  const stats = await procStats();
+  const postmaster = stats.get(pid);
+  let ms = postmaster ? postmaster.ownMs + postmaster.childrenMs : 0;
+  for (const p of stats.values()) if (p.ppid === pid) ms += p.ownMs;
   return ms;
 }
 

@@ -8,6 +8,7 @@ import { startStack } from '../runtime/stack.js';
 import { freePort } from '../fakes/ports.js';
 import { keywordIndexCacheSize } from '../docindex/search/search.js';
 import { warmupsIdle } from '../docindex/search/warm.js';
+import { procStats } from './cpu.js';
 
 /** A corpus that looks like a real repository: prose docs with code blocks, and source files in five languages. */
 async function generateCorpus(root: string, files: number): Promise<{ bytes: number }> {
@@ -86,16 +87,9 @@ async function orchestrationShare(stack: Awaited<ReturnType<typeof startStack>>,
  * shared machine this moves far less with others' load than the wall time does.
  */
 async function treeCpuSeconds(): Promise<{ total: number; by: Record<string, number> } | null> {
-  const stats = new Map<number, { name: string; ppid: number; cpu: number }>();
+  let stats: Awaited<ReturnType<typeof procStats>>;
   try {
-    for (const pid of (await fs.readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
-      const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-      if (!stat) continue;
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime, stime, and those of children waited for (PostgreSQL's exited backends count in the postmaster's).
-      const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-      stats.set(Number(pid), { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ppid: Number(f[1]), cpu: ticks / 100 });
-    }
+    stats = await procStats();
   } catch {
     return null;
   }
@@ -104,7 +98,8 @@ async function treeCpuSeconds(): Promise<{ total: number; by: Record<string, num
     return false;
   };
   const by: Record<string, number> = {};
-  for (const [pid, p] of stats) if (ours(pid)) by[p.name] = (by[p.name] ?? 0) + p.cpu;
+  // Their own time and that of children waited for (PostgreSQL's exited backends count in the postmaster's).
+  for (const [pid, p] of stats) if (ours(pid)) by[p.name] = (by[p.name] ?? 0) + (p.ownMs + p.childrenMs) / 1000;
   return { total: Object.values(by).reduce((a, b) => a + b, 0), by };
 }
 
