@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection, WorkflowClient } from '@temporalio/client';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recipeCaption } from '../../fakes/recipe-fakes.js';
 import { type AllFakes, startAllFakes } from '../support/fakes.js';
 import { TEST_ENV } from '../support/stack.js';
@@ -48,6 +48,23 @@ afterAll(async () => {
   await topo?.stop();
   await fakes?.close();
   await fs.rm(dir, { recursive: true, force: true });
+});
+
+/**
+ * A failed scenario prints its processes' warnings and errors, written since it began: CI keeps no topology folder, and
+ * a fault that shows once in several runs must be diagnosable from that run's output.
+ */
+beforeEach(async ({ onTestFailed }) => {
+  const logDir = path.join(topo.dir, 'logs');
+  const sizes = new Map<string, number>();
+  for (const name of await fs.readdir(logDir)) sizes.set(name, (await fs.stat(path.join(logDir, name))).size);
+  onTestFailed(async () => {
+    for (const name of (await fs.readdir(logDir)).sort()) {
+      const text = (await fs.readFile(path.join(logDir, name))).subarray(sizes.get(name) ?? 0).toString('utf8');
+      const lines = text.split('\n').filter((l) => / (WARN|ERROR) /.test(l));
+      if (lines.length) console.log(`--- ${name}: ${lines.length} warnings and errors in this scenario, the last 40:\n${lines.slice(-40).map((l) => l.slice(0, 400)).join('\n')}`);
+    }
+  });
 });
 
 /** A request through the proxy; a request cut by a dying replica answers `undefined` (the caller polls again). */
