@@ -12,9 +12,9 @@ import type { ActivityDeps } from '../activities/deps.js';
 import { withProgress } from '../activities/heartbeat.js';
 
 /**
- * The embedding stage's liveness: a heartbeat every third of the timeout while this worker is alive, so a slow
- * provider (which has its own request timeouts and retries) is not mistaken for a dead worker, and a killed one is
- * noticed within the timeout.
+ * A step's liveness: a heartbeat every third of the timeout while this worker is alive, so a slow provider (which
+ * has its own request timeouts and retries) or a long swap is not mistaken for a dead worker, and a killed worker, or
+ * a result the Temporal server could not take, is noticed within the timeout.
  */
 async function alive<T>(input: IndexStep, step: (ctx: StepContext) => Promise<T>): Promise<T> {
   const c = Context.current();
@@ -33,9 +33,9 @@ export function createIndexingActivities(deps: ActivityDeps) {
     // Heartbeats carry the crawl's progress (git's, then files parsed); one that stops moving is retried elsewhere.
     crawlAndParse: (input: IndexStep) =>
       withProgress((p) => crawlAndParse(deps, input, { heartbeat: (d) => p.moved(d), signal: p.signal, attempt: p.attempt, resumeFrom: p.resumeFrom })),
-    replaceSnippets: (input: IndexStep, crawl: CrawlResult) => replaceSnippets(deps, input, crawl),
+    replaceSnippets: (input: IndexStep, crawl: CrawlResult) => alive(input, () => replaceSnippets(deps, input, crawl)),
     embedSnippets: (input: IndexStep) => alive(input, (ctx) => embedSnippets(deps, input, ctx)),
-    updateStatistics: (input: IndexStep, crawl: CrawlResult) => updateStatistics(deps, input, crawl),
+    updateStatistics: (input: IndexStep, crawl: CrawlResult) => alive(input, () => updateStatistics(deps, input, crawl)),
   };
 }
 export type IndexingActivities = ReturnType<typeof createIndexingActivities>;

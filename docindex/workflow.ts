@@ -5,22 +5,23 @@ import { proxyJobActivities } from '../workflows/activities.js';
 import { runJob } from '../workflows/job-lifecycle.js';
 import { externalCallRetry, JOB_ACTIVITY_RETRY } from '../workflows/retry-policy.js';
 
-const { replaceSnippets, updateStatistics } = proxyJobActivities<IndexingActivities>({
-  startToCloseTimeout: '15 minutes',
-  retry: JOB_ACTIVITY_RETRY,
-});
-
 /**
  * Indexes a library's default branch (versionId null) or one version. Workflow id `index:<library>[@<tag>]`, so
  * there is one active job per key. The job waits `queued` for a slot of the `indexing` pool, whose size is the
  * indexing concurrency setting.
  */
 export async function indexLibraryWorkflow(input: IndexInput) {
-  // A killed worker's attempt is retried on another worker once its heartbeats stop.
+  // Every step heartbeats: a killed worker's attempt, or one whose result the Temporal server could not take (it
+  // was down as the step ended), is retried once its heartbeats stop, not after its start-to-close timeout.
   const { crawlAndParse, embedSnippets } = proxyJobActivities<IndexingActivities>({
     startToCloseTimeout: '2 hours',
     heartbeatTimeout: input.heartbeatTimeoutMs,
     retry: externalCallRetry(3),
+  });
+  const { replaceSnippets, updateStatistics } = proxyJobActivities<IndexingActivities>({
+    startToCloseTimeout: '15 minutes',
+    heartbeatTimeout: input.heartbeatTimeoutMs,
+    retry: JOB_ACTIVITY_RETRY,
   });
   // Every step names this run: only the job's owner writes to it (jobs/ownership.ts).
   const step = { ...input, runId: workflowInfo().runId };
