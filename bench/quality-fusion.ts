@@ -22,7 +22,7 @@ export interface DumpedAnswer {
   mode: string;
   alpha?: number;
   target: string;
-  results: { key: string; filePath: string; type?: string }[];
+  results: { key: string; filePath: string; type?: string; score?: number }[];
 }
 interface Question {
   library: string;

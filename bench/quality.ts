@@ -54,7 +54,7 @@ const run = promisify(execFile);
  * (undici, click, clap, pymdown-extensions' MkDocs site) are held out, never used to tune ranking, so their figures show whether a change
  * generalises. QUALITY_VERBOSE=<corpus> lists the questions of that corpus not answered first.
  * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`; `rerank-local` on request) chooses the phases;
- * SEARCH_RANK_CANDIDATES is passed on. QUALITY_DUMP=<file> writes every answer's ranked snippets, which
+ * SEARCH_RANK_CANDIDATES is passed on. QUALITY_DUMP=<file> writes every answer's ranked snippets and their scores, which
  * bench/quality-fusion.ts fuses again offline.
  */
 
@@ -244,7 +244,7 @@ export async function quality(): Promise<void> {
     if (body.searchMode !== mode) throw new Error(`asked ${mode}, ran ${body.searchMode}`);
     const files = (body.snippets as { filePath: string }[]).map((s) => (target === 'site' ? (site!.sourceOf(q.library, s.filePath) ?? `(page) ${s.filePath}`) : s.filePath));
     const at = files.findIndex((f) => q.answers.includes(f));
-    if (dump) dump.push({ library: q.library, question: q.question, mode, alpha, target, results: (body.snippets as { filePath: string; content: string; type: string }[]).map((s) => ({ key: snippetKey(s), filePath: s.filePath, type: s.type })) });
+    if (dump) dump.push({ library: q.library, question: q.question, mode, alpha, target, results: (body.snippets as { filePath: string; content: string; type: string; score: number }[]).map((s) => ({ key: snippetKey(s), filePath: s.filePath, type: s.type, score: s.score })) });
     return { rank: at < 0 ? null : at + 1, ms, top: files.slice(0, 3) };
   };
   const rows = new Map<string, Row[]>(list.map((c) => [c.name, []]));

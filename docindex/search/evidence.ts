@@ -10,7 +10,8 @@
  *   client") is credited with PAGE_NAME_WEIGHT times its best score for that term, in each of its snippets;
  * - keyword, declaration files: a snippet of a file that only declares types (`.d.ts`, `.pyi`) scores DECLARATION_PRIOR
  *   times as much, since it holds the API's names without what they do;
- * - semantic: the similarity of the page's next most similar snippet, times SEMANTIC_PAGE_WEIGHT.
+ * - semantic: the similarity of the page's next most similar snippet, times SEMANTIC_PAGE_WEIGHT; and a declaration
+ *   file's candidate scores DECLARATION_PRIOR times as much there too: its signatures sit near many questions' meaning.
  *
  * The best EVIDENCE_POOL candidates of a list are weighed together.
  */
@@ -34,8 +35,8 @@ export const SEMANTIC_PAGE_WEIGHT = 0.4;
  */
 export const PAGE_NAME_WEIGHT = 0.5;
 /**
- * What a keyword candidate of a declaration file scores, as a share (chosen on the two tuning corpora: 0.5 and 0.7 gave
- * the same figures, 0.85 less).
+ * What a candidate of a declaration file scores, as a share: keyword (chosen on the two tuning corpora: 0.5 and 0.7 gave
+ * the same figures, 0.85 less) and semantic (0.5 and 0.7 the same, 0.85 less on attrs; docs/ranking.md).
  */
 export const DECLARATION_PRIOR = 0.7;
 /** How many of the best candidates of a list are weighed together. */
@@ -80,8 +81,15 @@ export function withPageEvidence(candidates: Candidate[], limit: number, naming?
     .slice(0, limit);
 }
 
-/** The best `limit` semantic candidates by similarity plus their page's next best similarity. Ties: snippet id. */
-export function withSiblingSimilarity(candidates: { id: string; score: number; page: number }[], limit: number): { id: string; score: number }[] {
+/**
+ * The best `limit` semantic candidates by similarity plus their page's next best similarity, times DECLARATION_PRIOR for
+ * a candidate of a declaration file when `isDeclaration` says which (page-name-lookup.ts). Ties: snippet id.
+ */
+export function withSiblingSimilarity<C extends { id: string; score: number; page: number }>(
+  candidates: C[],
+  limit: number,
+  isDeclaration?: (candidate: C) => boolean,
+): { id: string; score: number }[] {
   const best = new Map<number, [number, number]>();
   for (const c of candidates) {
     const [first, second] = best.get(c.page) ?? [-Infinity, -Infinity];
@@ -91,7 +99,9 @@ export function withSiblingSimilarity(candidates: { id: string; score: number; p
     .map((c) => {
       const [first, second] = best.get(c.page)!;
       const sibling = c.score === first ? second : first;
-      return { id: c.id, score: c.score + SEMANTIC_PAGE_WEIGHT * Math.max(0, sibling) };
+      const score = c.score + SEMANTIC_PAGE_WEIGHT * Math.max(0, sibling);
+      // A negative score is made no better by the prior: it only lowers.
+      return { id: c.id, score: isDeclaration?.(c) ? Math.min(score, DECLARATION_PRIOR * score) : score };
     })
     .sort(byScore)
     .slice(0, limit);

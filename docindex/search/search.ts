@@ -6,6 +6,7 @@ import { activeEmbeddingProvider, type ActiveProfileStamp } from '../embeddings/
 import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
+import { declarationPages } from './page-name-lookup.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { hasIdentifier } from './keyword-plan.js';
 import { type KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
@@ -268,7 +269,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
     const candidates = matrix
       ? await topK(matrix, vector, depthWanted)
       : await pgvectorTopK(em, [{ scope: req.scope, rows: inPostgres!.rows }], provider.profileId, vector, depthWanted);
-    return withSiblingSimilarity(candidates, depth);
+    return withSiblingSimilarity(candidates, depth, await declarationPages(em, candidates, matrix));
   };
   const semantic = (depth: number) => timed(req.timings, 'semantic', () => semanticRanked(depth));
 
@@ -312,7 +313,7 @@ export async function semanticAcrossScopes(
   const sized = scopes.map((s, i) => ({ scope: s.scope, rows: sizes[i]!.rows }));
   const found = await pgvectorTopK(em, sized, provider.profileId, vector, Math.max(depth, EVIDENCE_POOL));
   const owner = new Map(found.map((r) => [r.id, r]));
-  return withSiblingSimilarity(found, depth).map((r) => ({ ...r, repositoryId: owner.get(r.id)!.repositoryId, versionId: owner.get(r.id)!.versionId }));
+  return withSiblingSimilarity(found, depth, await declarationPages(em, found)).map((r) => ({ ...r, repositoryId: owner.get(r.id)!.repositoryId, versionId: owner.get(r.id)!.versionId }));
 }
 
 export interface SnippetRow {

@@ -70,6 +70,20 @@ describe('evidence per page, semantic', () => {
     expect(ranked[2]!.score).toBeCloseTo(0.8);
   });
 
+  it('weighs a candidate of a declaration file down by DECLARATION_PRIOR, after its sibling credit', () => {
+    const candidates = [
+      { id: 'decl', score: 0.8, page: 1, declaration: true },
+      { id: 'decl2', score: 0.5, page: 1, declaration: true },
+      { id: 'doc', score: 0.75, page: 2, declaration: false },
+    ];
+    expect(withSiblingSimilarity(candidates, 10).map((r) => r.id)).toEqual(['decl', 'decl2', 'doc']);
+    const ranked = withSiblingSimilarity(candidates, 10, (c) => c.declaration);
+    expect(ranked.map((r) => r.id)).toEqual(['doc', 'decl', 'decl2']);
+    expect(ranked[1]!.score).toBeCloseTo(DECLARATION_PRIOR * (0.8 + SEMANTIC_PAGE_WEIGHT * 0.5));
+    // A dissimilar one is not raised by it.
+    expect(withSiblingSimilarity([{ id: 'x', score: -0.2, page: 1 }], 1, () => true)).toEqual([{ id: 'x', score: -0.2 }]);
+  });
+
   it('adds nothing for a dissimilar sibling, and keeps the limit', () => {
     const ranked = withSiblingSimilarity([{ id: 'x', score: 0.5, page: 1 }, { id: 'y', score: -0.2, page: 1 }], 1);
     expect(ranked).toEqual([{ id: 'x', score: 0.5 }]);

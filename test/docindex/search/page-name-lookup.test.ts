@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keywordSearch } from '../../../docindex/search/keyword.js';
 import { loadKeywordIndex, searchKeywordIndex } from '../../../docindex/search/keyword-index.js';
-import { pageNames } from '../../../docindex/search/page-name-lookup.js';
+import { declarationPages, pageNames } from '../../../docindex/search/page-name-lookup.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 
 /**
@@ -67,5 +67,34 @@ describe('page names in keyword ranking', () => {
     const fromIndex = (await searchKeywordIndex(em, await loadKeywordIndex(em, scope), 'websocket url', 10)).map((r) => r.id);
     expect(fromSql.indexOf('decl')).toBeGreaterThan(fromSql.indexOf('code'));
     expect(fromIndex).toEqual(fromSql);
+  });
+});
+
+describe('declaration files in semantic ranking', () => {
+  it("reads whether a semantic candidate's page declares types, once per page of a matrix", async () => {
+    const matrix = {};
+    const first = [
+      { id: 'decl', page: 3 },
+      { id: 'ws', page: 1 },
+      { id: 'code', page: 2 },
+    ];
+    const isDeclaration = await declarationPages(stack.orm.em.fork(), first, matrix);
+    expect(first.map(isDeclaration)).toEqual([true, false, false]);
+    // Known by its page number from then on: another snippet of page 3 (here one that is not even stored) reads nothing.
+    const later = await declarationPages(stack.orm.em.fork(), [{ id: 'not-stored', page: 3 }], matrix);
+    expect(later({ id: 'not-stored', page: 3 })).toBe(true);
+    // Another matrix numbers its pages its own way.
+    const other = await declarationPages(stack.orm.em.fork(), [{ id: 'ws', page: 3 }], {});
+    expect(other({ id: 'ws', page: 3 })).toBe(false);
+  });
+
+  it('without a matrix, by snippet', async () => {
+    const candidates = [
+      { id: 'decl', page: 0 },
+      { id: 'ws', page: 0 },
+      { id: 'gone', page: 1 },
+    ];
+    const isDeclaration = await declarationPages(stack.orm.em.fork(), candidates);
+    expect(candidates.map(isDeclaration)).toEqual([true, false, false]);
   });
 });
