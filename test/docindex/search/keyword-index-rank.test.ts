@@ -95,4 +95,21 @@ describe('KeywordIndex.rank', () => {
       }
     }
   });
+
+  it('ranks a one-term query (scored straight into the best pool) exactly, ties by id', () => {
+    for (const seed of [11, 12]) {
+      // Every snippet twice under other ids: every score is tied at least once.
+      const docs = corpus(seed, 800).flatMap((d, i) => [d, { ...d, id: `t${String((i * 7919) % 800).padStart(4, '0')}-${i}` }]);
+      const builder = new IndexBuilder();
+      for (const d of docs) builder.add(d.id, d.documentId, vectorText(d));
+      const index = builder.finish();
+      for (let w = 0; w < 40; w++) {
+        // One lexeme, a word and its stem, a lexeme twice (as `'router' | 'router'`), a form the index lacks, a phrase.
+        const phrase: TsQuery = { op: 'phrase', distance: 1, left: lexeme(`w${w}`), right: lexeme(`w${(w * 7) % 40}`) };
+        for (const q of [lexeme(`w${w}`), or(`w${w}`, `w${w}s`), or(`w${w}`, `w${w}`), or('missing', `w${w}s`), phrase]) {
+          for (const pool of [1, 3, 10, 100, 2000]) expect(index.rank([q], [], pool), `seed ${seed} word ${w} pool ${pool}`).toEqual(reference(docs, [q], [], pool));
+        }
+      }
+    }
+  });
 });
