@@ -36,6 +36,15 @@ export function createIndexingActivities(deps: ActivityDeps) {
     replaceSnippets: (input: IndexStep, crawl: CrawlResult) => alive(input, () => replaceSnippets(deps, input, crawl)),
     embedSnippets: (input: IndexStep) => alive(input, (ctx) => embedSnippets(deps, input, ctx)),
     updateStatistics: (input: IndexStep, crawl: CrawlResult) => alive(input, () => updateStatistics(deps, input, crawl)),
+    // A crawl that changed nothing: the three stages above in one activity (docindex/workflow.ts). Each is safe to
+    // repeat, so the whole is; the embedding stage still runs, for a provider activated since the last index.
+    finishUnchanged: (input: IndexStep, crawl: CrawlResult) =>
+      alive(input, async (ctx) => {
+        const written = await replaceSnippets(deps, input, crawl);
+        const embedded = await embedSnippets(deps, input, ctx);
+        const stats = await updateStatistics(deps, input, crawl);
+        return { ...written, ...embedded, ...stats };
+      }),
   };
 }
 export type IndexingActivities = ReturnType<typeof createIndexingActivities>;

@@ -136,6 +136,22 @@ describe('a local library', () => {
     expect(await termRow('gadget')).toEqual([]); // rewritten with the snippets, not kept from the last run
   });
 
+  it('re-indexes with nothing changed in two activities, the crawl and one that finishes, and still finishes', async () => {
+    const before = await snippetsOf(stack, libraryId);
+    const indexedAt = async () =>
+      ((await stack.orm.em.fork().execute(`select last_indexed_at from library where id = ?`, [libraryId])) as { last_indexed_at: string }[])[0]!.last_indexed_at;
+    const lastIndexed = await indexedAt();
+    const res = await api(stack, 'POST', `/api/v1/libs/${enc(libraryId)}/index`);
+    expect((await waitForJob(stack, res.body.job.id)).status).toBe('done');
+    const [row] = (await stack.orm.em.fork().execute('select workflow_id from job where id = ?', [res.body.job.id])) as { workflow_id: string }[];
+    const history = await stack.temporal.workflow.getHandle(row!.workflow_id).fetchHistory();
+    const steps = history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    // docindex/workflow.ts: replaceSnippets, embedSnippets and updateStatistics run as one activity here.
+    expect(steps.filter((s) => !['requestSlot', 'startJob', 'finishJob'].includes(s))).toEqual(['crawlAndParse', 'finishUnchanged']);
+    expect(await snippetsOf(stack, libraryId)).toEqual(before);
+    expect(new Date(await indexedAt()).getTime()).toBeGreaterThan(new Date(lastIndexed).getTime());
+  });
+
   it('indexes a version at its tag without touching the working tree', async () => {
     repo.write({ 'README.md': README.replace('Widget Kit', 'Widget Kit 2') });
     repo.commit('second');

@@ -138,6 +138,10 @@ describe('recording workflow histories', () => {
     const indexed = await api(stack, 'POST', '/api/v1/libs', { source: 'local', sourceUrl: repo.dir });
     await until(async () => (await api(stack, 'GET', `/api/v1/jobs/${indexed.body.job.id}`)).body.job.status, (s) => s === 'done', { timeoutMs: 60_000 });
     await saveJobRun('index-success', indexed.body.job.id);
+    // A re-index that finds nothing changed: its last stages run as one activity (docindex/workflow.ts).
+    const unchanged = await api(stack, 'POST', `/api/v1/libs/${encodeURIComponent(indexed.body.library.id)}/index`);
+    await until(async () => (await api(stack, 'GET', `/api/v1/jobs/${unchanged.body.job.id}`)).body.job.status, (s) => s === 'done', { timeoutMs: 60_000 });
+    await saveJobRun('index-unchanged', unchanged.body.job.id);
 
     // A refresh (docindex/refresh/): the library gained a tag, which its policy registers and indexes; a refresh of a
     // library that is gone. Then the hourly housekeeping.
