@@ -64,7 +64,9 @@ const versionsOf = async () =>
 async function nextRun(after: number): Promise<RefreshPlan & RefreshOutcome> {
   const handle = stack.temporal.schedule.getHandle(refreshScheduleId(stack.config, LIB));
   const d = await until(() => handle.describe(), (x) => x.info.numActionsTaken > after, { timeoutMs: 30_000, what: 'a refresh run' });
-  const { workflowId, firstExecutionRunId } = d.info.recentActions.at(-1)!.action.workflow;
+  // The first run after them, not the latest: on a short interval (2 s, below) a busy machine may see two.
+  const actions = d.info.recentActions;
+  const { workflowId, firstExecutionRunId } = actions[actions.length - (d.info.numActionsTaken - after)]!.action.workflow;
   return stack.temporal.workflow.getHandle(workflowId, firstExecutionRunId).result();
 }
 
