@@ -73,3 +73,13 @@ export async function withProgress<T>(fn: (p: Progress) => Promise<T>): Promise<
     clearInterval(timer);
   }
 }
+
+/**
+ * Runs a step that has no progress to show (a swap in PostgreSQL, a provider that bounds its own requests) with
+ * liveness heartbeats while this worker lives: a killed worker, or a result the Temporal server could not take (it
+ * was down as the step ended), is noticed within the heartbeat timeout, not the start-to-close timeout
+ * (docs/jobs.md, "Heartbeats and progress").
+ */
+export function alive<T>(fn: (p: Progress) => Promise<T>): Promise<T> {
+  return withProgress((p) => p.waiting(fn(p)));
+}

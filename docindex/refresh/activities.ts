@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ActivityDeps } from '../../activities/deps.js';
+import { alive } from '../../activities/heartbeat.js';
 import { PermanentError } from '../../core/errors.js';
 import { removeSchedule } from '../../jobs/schedules.js';
 import { Library, LibraryVersion } from '../entities/library.js';
@@ -117,8 +118,8 @@ async function applyRefresh(deps: ActivityDeps, plan: RefreshPlan): Promise<Refr
 /** A library's refresh, as activities of the indexing queue (docindex/refresh/workflow.ts runs them). */
 export function createRefreshActivities(deps: ActivityDeps) {
   return {
-    planRefresh: (input: RefreshInput) => planRefresh(deps, input),
-    applyRefresh: (plan: RefreshPlan) => applyRefresh(deps, plan),
+    planRefresh: (input: RefreshInput) => alive(() => planRefresh(deps, input)),
+    applyRefresh: (plan: RefreshPlan) => alive(() => applyRefresh(deps, plan)),
   };
 }
 export type RefreshActivities = ReturnType<typeof createRefreshActivities>;

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../core/log.js';
 import { ensureSchedule } from '../../../jobs/schedules.js';
@@ -123,8 +124,22 @@ describe('a library refreshed by its schedule', () => {
     expect(await versionsOf()).toEqual(versionsBefore);
   });
 
+  it('has each step heartbeat, so one whose result Temporal could not take runs again within a minute', async () => {
+    await refresh();
+    const d = await stack.temporal.schedule.getHandle(refreshScheduleId(stack.config, LIB)).describe();
+    const { workflowId, firstExecutionRunId } = d.info.recentActions.at(-1)!.action.workflow;
+    const history = await stack.temporal.workflow.getHandle(workflowId, firstExecutionRunId).fetchHistory();
+    const scheduled = history.events!.map((e) => e.activityTaskScheduledEventAttributes).filter((a) => !!a);
+    expect(scheduled.map((a) => [a.activityType!.name, Number(a.heartbeatTimeout?.seconds ?? 0)])).toEqual([
+      ['planRefresh', 60],
+      ['applyRefresh', 60],
+    ]);
+  });
+
   it('applies one plan once, however often and concurrently it is retried', async () => {
-    const activities = createRefreshActivities(deps());
+    const refreshActivities = createRefreshActivities(deps());
+    // Each call an attempt of its own, in an activity's context as a worker would run it.
+    const activities = { applyRefresh: (plan: RefreshPlan): Promise<RefreshOutcome> => new MockActivityEnvironment().run(refreshActivities.applyRefresh, plan) };
     repo.tag('v1.1.1');
     repo.push(bare);
     const plan: RefreshPlan = { libraryId: LIB, reindex: false, revision: null, newVersions: [{ tag: 'v1.1.1', commit: null }] };
