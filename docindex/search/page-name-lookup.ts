@@ -32,37 +32,35 @@ export async function pageNames(em: EntityManager, documentIds: readonly string[
   return { namesOf: (documentId) => cache.get(documentId)?.names ?? [], isDeclaration: (documentId) => cache.get(documentId)?.declaration ?? false };
 }
 
-/**
- * Semantic candidates carry their page's number in the matrix they were scanned from, not their document (vectors.ts),
- * so whether a page only declares types is read once per page and matrix, from one of its snippets: a page number
- * stands for one document as long as the matrix is cached, and after a library's first queries this costs no read.
- * Candidates with no matrix (SEARCH_VECTORS=pgvector numbers pages per query) are remembered by snippet instead.
- */
-const matrixPages = new WeakMap<object, Map<number, boolean>>();
-const SNIPPET_CACHE_SIZE = 200_000;
-const snippetPages = new Map<string, boolean>();
+/** A semantic candidate (vectors.ts `topK`, pgvector.ts): its page's number, and its document when the search read it. */
+export interface PagedCandidate {
+  id: string;
+  page: number;
+  documentId?: string;
+}
 
-export async function declarationPages<C extends { id: string; page: number }>(em: EntityManager, candidates: readonly C[], matrix?: object): Promise<(candidate: C) => boolean> {
-  let pages = matrix && matrixPages.get(matrix);
-  if (matrix && !pages) matrixPages.set(matrix, (pages = new Map()));
-  const known = (c: C) => (pages ? pages.get(c.page) : snippetPages.get(c.id));
-  // One snippet for each page (or snippet) not known yet.
-  const missing = new Map<number | string, string>();
-  for (const c of candidates) if (known(c) === undefined) missing.set(pages ? c.page : c.id, c.id);
-  if (missing.size) {
-    const rows = (await em.execute(`select s.id, d.file_path from snippet s join library_document d on d.id = s.document_id where s.id = any(${TEXT_ARRAY})`, [
-      textArray([...new Set(missing.values())]),
-    ])) as { id: string; file_path: string }[];
-    const paths = new Map(rows.map((r) => [r.id, r.file_path]));
-    for (const [key, snippetId] of missing) {
-      const filePath = paths.get(snippetId);
-      if (filePath === undefined) continue;
-      if (pages) pages.set(key as number, isDeclarationFile(filePath));
-      else {
-        if (snippetPages.size >= SNIPPET_CACHE_SIZE) snippetPages.delete(snippetPages.keys().next().value!);
-        snippetPages.set(key as string, isDeclarationFile(filePath));
-      }
-    }
+/** What a matrix knows of its pages' documents (vectors.ts `Matrix.pageDocuments`). */
+export interface PageDocuments {
+  pageDocuments: (string | undefined)[];
+}
+
+/**
+ * Whether each semantic candidate's page only declares types, from `pageNames`, so the flag has one cache. A matrix's
+ * candidates carry a page number, not a document: a page's document is read once, from one of its snippets, and kept
+ * by the matrix (its page numbers mean nothing elsewhere), so after a library's first queries this costs no read.
+ */
+export async function declarationPages<C extends PagedCandidate>(em: EntityManager, candidates: readonly C[], matrix?: PageDocuments): Promise<(candidate: C) => boolean> {
+  const documentOf = (c: C) => c.documentId ?? matrix?.pageDocuments[c.page];
+  const unknown = new Map<number, string>();
+  if (matrix) for (const c of candidates) if (documentOf(c) === undefined) unknown.set(c.page, c.id);
+  if (unknown.size) {
+    const rows = (await em.execute(`select id, document_id from snippet where id = any(${TEXT_ARRAY})`, [textArray([...unknown.values()])])) as { id: string; document_id: string }[];
+    const documents = new Map(rows.map((r) => [r.id, r.document_id]));
+    for (const [page, snippetId] of unknown) matrix!.pageDocuments[page] ??= documents.get(snippetId);
   }
-  return (c) => known(c) ?? false;
+  const pages = await pageNames(em, candidates.flatMap((c) => documentOf(c) ?? []));
+  return (c) => {
+    const documentId = documentOf(c);
+    return documentId !== undefined && pages.isDeclaration(documentId);
+  };
 }

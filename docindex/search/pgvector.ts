@@ -243,5 +243,6 @@ export async function pgvectorTopK(
     versionId: r.version_id,
     score: -r.d,
     page: pages.get(r.document_id) ?? pages.set(r.document_id, pages.size).size - 1,
+    documentId: r.document_id,
   }));
 }

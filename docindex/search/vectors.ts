@@ -64,6 +64,12 @@ export class Matrix {
   private scanning = false;
 
   /**
+   * Each page's document id, as far as known: all of them when the rows were read, else learned a page at a time when
+   * a search needs one (page-name-lookup.ts `declarationPages`).
+   */
+  readonly pageDocuments: (string | undefined)[] = [];
+
+  /**
    * `rows(i)` is row i, of length `dims` (normalised here). `pageOf[i]` numbers row i's page (document), for evidence
    * per page (evidence.ts); without it every row is a page of its own.
    */
@@ -163,7 +169,7 @@ async function loadRows(em: EntityManager, scope: Scope, profileId: string, pool
   const kept = rows.filter((r) => r.dimensions === dims && r.embedding.length === dims * 4);
   const pageNumbers = new Map<string, number>();
   const pageOf = Int32Array.from(kept, (r) => pageNumbers.get(r.document_id) ?? pageNumbers.set(r.document_id, pageNumbers.size).size - 1);
-  return new Matrix(
+  const matrix = new Matrix(
     kept.map((r) => r.snippet_id),
     dims,
     (i) => {
@@ -173,6 +179,8 @@ async function loadRows(em: EntityManager, scope: Scope, profileId: string, pool
     pool,
     pageOf,
   );
+  for (const documentId of pageNumbers.keys()) matrix.pageDocuments.push(documentId);
+  return matrix;
 }
 
 function mostCommon(values: number[]): number {
@@ -191,9 +199,10 @@ export function normalise(v: Float32Array): Float32Array {
   return out;
 }
 
-/** A row of a matrix found by a scan, with its page's number. */
+/** A row of a matrix found by a scan, with its page's number (and its document, when the search read it: pgvector.ts). */
 export interface PagedRanked extends Ranked {
   page: number;
+  documentId?: string;
 }
 
 /** The `limit` snippets most similar to `query` (cosine), best first; ties by snippet id. */

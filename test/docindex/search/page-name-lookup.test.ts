@@ -71,30 +71,35 @@ describe('page names in keyword ranking', () => {
 });
 
 describe('declaration files in semantic ranking', () => {
-  it("reads whether a semantic candidate's page declares types, once per page of a matrix", async () => {
-    const matrix = {};
+  it("reads a matrix page's document once, from one of its snippets, and the flag from the documents' cache", async () => {
+    const matrix = { pageDocuments: [] as (string | undefined)[] };
     const first = [
       { id: 'decl', page: 3 },
       { id: 'ws', page: 1 },
       { id: 'code', page: 2 },
+      { id: 'gone', page: 4 },
     ];
     const isDeclaration = await declarationPages(stack.orm.em.fork(), first, matrix);
-    expect(first.map(isDeclaration)).toEqual([true, false, false]);
+    expect(first.map(isDeclaration)).toEqual([true, false, false, false]);
+    expect(matrix.pageDocuments[3]).toBeDefined();
+    expect(matrix.pageDocuments[4]).toBeUndefined();
     // Known by its page number from then on: another snippet of page 3 (here one that is not even stored) reads nothing.
     const later = await declarationPages(stack.orm.em.fork(), [{ id: 'not-stored', page: 3 }], matrix);
     expect(later({ id: 'not-stored', page: 3 })).toBe(true);
     // Another matrix numbers its pages its own way.
-    const other = await declarationPages(stack.orm.em.fork(), [{ id: 'ws', page: 3 }], {});
+    const other = await declarationPages(stack.orm.em.fork(), [{ id: 'ws', page: 3 }], { pageDocuments: [] });
     expect(other({ id: 'ws', page: 3 })).toBe(false);
   });
 
-  it('without a matrix, by snippet', async () => {
+  it('takes the document a candidate carries (pgvector reads it with the candidate)', async () => {
+    const em = stack.orm.em.fork();
+    const [decl, ws] = (await em.execute(`select document_id from snippet where id in ('decl', 'ws') order by id`)) as { document_id: string }[];
     const candidates = [
-      { id: 'decl', page: 0 },
-      { id: 'ws', page: 0 },
-      { id: 'gone', page: 1 },
+      { id: 'decl', page: 0, documentId: decl!.document_id },
+      { id: 'ws', page: 1, documentId: ws!.document_id },
+      { id: 'gone', page: 2, documentId: 'no-such-document' },
     ];
-    const isDeclaration = await declarationPages(stack.orm.em.fork(), candidates);
+    const isDeclaration = await declarationPages(em, candidates);
     expect(candidates.map(isDeclaration)).toEqual([true, false, false]);
   });
 });

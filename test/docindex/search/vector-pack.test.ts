@@ -77,6 +77,11 @@ describe('the vector pack', () => {
     expect(packed?.ids).toEqual(fromRows.ids);
     expect(fromPack.ids).toEqual(fromRows.ids);
     expect([...fromPack.pageOf]).toEqual([...fromRows.pageOf]);
+    // The rows name each page's document; a pack learns them when a search needs them (page-name-lookup.ts).
+    const documents = (await em.execute(`select id, document_id from snippet`)) as { id: string; document_id: string }[];
+    const documentOf = new Map(documents.map((d) => [d.id, d.document_id]));
+    expect(fromRows.ids.map((_, i) => fromRows.pageDocuments[fromRows.pageOf[i]!])).toEqual(fromRows.ids.map((id) => documentOf.get(id)));
+    expect(fromPack.pageDocuments).toEqual([]);
     const query = new Float32Array(fromRows.dims).map((_, i) => Math.sin(i));
     expect(await topK(fromPack, query, 10)).toEqual(await topK(fromRows, query, 10));
 
