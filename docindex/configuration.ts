@@ -145,7 +145,7 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, Nested> & {
 } = {
   indexingHeartbeatTimeoutMs: {
     variable: 'INDEXING_HEARTBEAT_TIMEOUT_MS', section: 'docindex', parse: int(1000, 3_600_000), default: '45000',
-    meaning: "how long the crawl may go without progress (git's, files parsed) before it is stopped and retried, on another worker if this one died",
+    meaning: "how long an indexing step may go without a heartbeat (the crawl's progress, git's and files parsed; the swap, embedding and statistics steps' liveness) before it is stopped and retried, on another worker if this one died",
   },
   localSourceRoots: {
     variable: 'LOCAL_SOURCE_ROOTS', section: 'docindex', parse: sourceRoots,

@@ -709,6 +709,9 @@ async function storeConfig(tx: EntityManager, lib: Library, version: LibraryVers
   }
 }
 
+/** The advisory lock that serialises the swaps of one library (or version): `hashtext` of this key. */
+export const scopeLockKey = (scope: { repositoryId: string; versionId: string | null }) => `index-scope:${scope.repositoryId}@${scope.versionId ?? ''}`;
+
 /**
  * Stage write: swaps the staged files in, in one transaction, so a reader sees the old snippets or the new ones,
  * never a mix, with their term statistics. Also stores the rules and registers previousVersions. Safe to retry: it
@@ -719,7 +722,7 @@ export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, craw
   let counts: WriteCounts | undefined;
   await asOwner(deps, input, () => ({}), {
     within: async (tx) => {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`index-scope:${input.repositoryId}@${input.versionId ?? ''}`]);
+      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [scopeLockKey(input)]);
       const { lib, version } = await loadScope(tx, input);
       counts = await swapStaged(tx, input, lib, version);
       await storeConfig(tx, lib, version, crawl);

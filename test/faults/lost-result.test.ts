@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { scopeLockKey } from '../../docindex/pipeline.js';
 import { readEvents } from '../../jobs/events.js';
 import { api } from '../docindex/helpers.js';
 import type { Json } from '../support/http.js';
@@ -20,6 +21,10 @@ import { killWorker, startWorkerProcess } from '../support/worker-process.js';
  */
 const PAGE = (i: number) =>
   `# Page ${i}\n\nHow to configure the widget number ${i} for a server that restarts while a client waits:\n\n\`\`\`js\nconst widget${i} = createWidget({ retries: ${i}, timeoutMs: 1000 });\nawait widget${i}.start();\n\`\`\`\n`;
+/** A folder with no git remote is the library `/local/<its name>` (docindex/ids.ts). */
+const FOLDER = 'lost-docs';
+const LIBRARY = `/local/${FOLDER}`;
+const LOCK = scopeLockKey({ repositoryId: LIBRARY, versionId: null });
 let stack: TestStack;
 let dir: string;
 let relay: TcpRelay;
@@ -40,16 +45,17 @@ afterAll(async () => {
 describe('an indexing swap whose result the Temporal server could not take', () => {
   it('is run again after its heartbeat timeout, and the job is done once with its snippets', { timeout: 240_000 }, async () => {
     worker = await startWorkerProcess(stack, ['indexing'], { TEMPORAL_ADDRESS: relay.address, INDEXING_HEARTBEAT_TIMEOUT_MS: '3000' });
-    const folder = path.join(dir, 'lost-docs');
+    const folder = path.join(dir, FOLDER);
     await fs.mkdir(folder);
     for (let i = 0; i < 3; i++) await fs.writeFile(path.join(folder, `page-${i}.md`), PAGE(i));
     // The test holds the swap's lock (docindex/pipeline.ts, replaceSnippets), so the swap waits until the relay is cut.
     const lock = new pg.Client({ connectionString: stack.databaseUrl });
     await lock.connect();
     try {
-      await lock.query('select pg_advisory_lock(hashtext($1))', ['index-scope:/local/lost-docs@']);
+      await lock.query('select pg_advisory_lock(hashtext($1))', [LOCK]);
       const added = await api(stack, 'POST', '/api/v1/libs', { source: 'local', sourceUrl: folder });
       expect(added.status, JSON.stringify(added.body)).toBe(201);
+      expect(added.body.library.id).toBe(LIBRARY);
       const jobId = added.body.job.id as string;
       await until(
         async () => (await lock.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`)).rows[0].n as number,
@@ -57,7 +63,7 @@ describe('an indexing swap whose result the Temporal server could not take', () 
         { timeoutMs: 120_000, intervalMs: 50, what: 'the swap waiting for its lock' },
       );
       relay.cut();
-      await lock.query('select pg_advisory_unlock(hashtext($1))', ['index-scope:/local/lost-docs@']);
+      await lock.query('select pg_advisory_unlock(hashtext($1))', [LOCK]);
       // The swap commits; the worker tries to report it for a while, then gives up.
       await until(async () => worker!.output(), (o) => o.includes('while completing activity'), { timeoutMs: 60_000, what: 'the worker giving up reporting the swap' });
       relay.restore();
@@ -68,7 +74,7 @@ describe('an indexing swap whose result the Temporal server could not take', () 
       });
       expect(job.status, JSON.stringify(job)).toBe('done');
       // The swap ran twice: the second found nothing staged and kept what the first wrote.
-      const pages = (await lock.query('select count(distinct document_id)::int as n from snippet where repository_id = $1', ['/local/lost-docs'])).rows[0].n as number;
+      const pages = (await lock.query('select count(distinct document_id)::int as n from snippet where repository_id = $1', [LIBRARY])).rows[0].n as number;
       expect(pages).toBe(3);
       const done = (await readEvents(stack.orm.em.fork(), `job:${jobId}`, 0)).filter((e) => e.event === 'status' && e.data.status === 'done');
       expect(done).toHaveLength(1);
