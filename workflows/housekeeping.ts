@@ -2,7 +2,7 @@ import type { HousekeepingActivities } from '../activities/housekeeping.js';
 import { proxyJobActivities } from './activities.js';
 import { JOB_ACTIVITY_RETRY } from './retry-policy.js';
 
-const { housekeeping } = proxyJobActivities<HousekeepingActivities>({ startToCloseTimeout: '30 minutes', retry: JOB_ACTIVITY_RETRY });
+const { housekeeping } = proxyJobActivities<HousekeepingActivities>({ startToCloseTimeout: '30 minutes', heartbeatTimeout: '1 minute', retry: JOB_ACTIVITY_RETRY });
 
 /**
  * The hourly chores (pruning old events, each job kind's tidying), started by the `housekeeping` Temporal Schedule

@@ -128,4 +128,12 @@ describe('housekeeping on a schedule', () => {
     expect(state!.every).toBe(3_600_000);
     expect(await latestRun(id)).toEqual({ failed: [] });
   });
+
+  it('heartbeats, so a run whose result Temporal could not take is run again within a minute', async () => {
+    const d = await stack.temporal.schedule.getHandle(housekeepingScheduleId(stack.config)).describe();
+    const { workflowId, firstExecutionRunId } = d.info.recentActions.at(-1)!.action.workflow;
+    const history = await stack.temporal.workflow.getHandle(workflowId, firstExecutionRunId).fetchHistory();
+    const scheduled = history.events!.map((e) => e.activityTaskScheduledEventAttributes).filter((a) => !!a);
+    expect(scheduled.map((a) => [a.activityType!.name, Number(a.heartbeatTimeout?.seconds ?? 0)])).toEqual([['housekeeping', 60]]);
+  });
 });
