@@ -166,12 +166,13 @@ async function keepPlaybackCopy(d: TranscriptionDeps, ref: RunRef, ffmpeg: Tool,
  */
 export async function submitAudio(d: TranscriptionDeps, input: RunRef & { audio: string; note?: StageNote }): Promise<SubmitResult> {
   const endpoint = asrEndpoint(d);
-  const row = await begin(d, input);
-  if (row.asrJobId && row.submittedAt) {
+  const submitted = (r: Transcription) => !!(r.asrJobId && r.submittedAt);
+  // An earlier attempt's submission keeps the stage it reported (`transcribing`), not this step's.
+  const row = await begin(d, input, (r) => (submitted(r) ? undefined : input.note));
+  if (submitted(row)) {
     d.log.info('the backend job was already submitted by an earlier attempt', { jobId: input.jobId, asrJobId: row.asrJobId });
-    return { kind: 'accepted', asrJobId: row.asrJobId };
+    return { kind: 'accepted', asrJobId: row.asrJobId! };
   }
-  await begin(d, input, input.note);
   const token = newToken();
   // Only the owner's token counts: a late attempt of a replaced run must not unseat the current submission's.
   if (!(await updateForOwner(d.store, input, (tx) => tx.nativeUpdate(Transcription, { jobId: input.jobId }, { callbackTokenHash: hashToken(token) })))) jobStopped();

@@ -42,17 +42,19 @@ export function transcriptionDeps({ config, orm, jobs, log }: ActivityDeps): Tra
 }
 
 /**
- * Refuses to go on for a job this run no longer owns (cancelled, or retried), then reports the step's stage.
- * Answers the job's row.
+ * Refuses to go on for a job this run no longer owns (cancelled, or retried), then reports the step's stage (`note`,
+ * or what it answers for the job's row: a step that finds its work already done reports none). Answers the job's row.
  */
-export async function begin(d: TranscriptionDeps, ref: RunRef, note?: StageNote): Promise<Transcription> {
+export async function begin(d: TranscriptionDeps, ref: RunRef, note?: StageNote | ((row: Transcription) => StageNote | undefined)): Promise<Transcription> {
   const em = d.orm.em.fork();
   const job = await em.findOne(Job, { id: ref.jobId });
   if (!job || !owns(job, ref.runId)) jobStopped();
-  if (note && (job.stage !== note.stage || job.stageDetail !== note.stageDetail || job.progress < note.progress)) {
-    if (!(await setStage(d.store, { ...ref, ...note }))) jobStopped();
+  const row = await loadTranscription(em, ref.jobId);
+  const stage = typeof note === 'function' ? note(row) : note;
+  if (stage && (job.stage !== stage.stage || job.stageDetail !== stage.stageDetail || job.progress < stage.progress)) {
+    if (!(await setStage(d.store, { ...ref, ...stage }))) jobStopped();
   }
-  return loadTranscription(em, ref.jobId);
+  return row;
 }
 
 /**
