@@ -1,15 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Orm } from '../../db/orm.js';
-import { openDatabase } from '../../runtime/database.js';
-import { createTestDatabase } from '../support/stack.js';
+import { describe, expect, it } from 'vitest';
+import { migratedDatabase } from '../support/migrated-database.js';
 
 /**
  * Migration20261209000000_search_vector_trigger_when: the snippet's vector trigger, split so that an insert that
  * brings its vector calls no function, keeps doing what it did: an insert without a vector gets
  * `snippet_search_vector`'s, one with a vector keeps it, and an update of the content computes it again.
  */
-let orm: Orm;
-const sql = <T>(q: string, params: unknown[] = []) => orm.em.fork().execute(q, params) as Promise<T[]>;
+const db = migratedDatabase();
+const sql = db.sql;
 const vectorOf = async (id: string) =>
   (await sql<{ v: string; expected: string }>(`select search_vector::text as v, snippet_search_vector(title, breadcrumb, content)::text as expected from snippet where id = ?`, [id]))[0]!;
 const insert = (id: string, content: string, vector: string | null) =>
@@ -18,17 +16,6 @@ const insert = (id: string, content: string, vector: string | null) =>
      values (?, 'd', '/a/b', 'info', 'Connection pools', ?, 'Guide > Pools', 5, 0, now(), ?::tsvector)`,
     [id, content, vector],
   );
-
-beforeAll(async () => {
-  orm = await openDatabase(await createTestDatabase('t'));
-  await orm.getMigrator().up();
-  await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values ('/a/b', 'B', 'local', '/b', 'indexed', 1, 5, now(), now())`);
-  await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('d', '/a/b', 'README.md', 'x', now())`);
-}, 120_000);
-
-afterAll(async () => {
-  await orm?.close();
-});
 
 describe('Migration20261209000000_search_vector_trigger_when', () => {
   it('fills the vector of an insert without one', async () => {
@@ -63,9 +50,9 @@ describe('Migration20261209000000_search_vector_trigger_when', () => {
   });
 
   it('goes down to the one trigger it replaced', async () => {
-    await orm.getMigrator().down({ to: 'Migration20261208000000_search_identifier_words' });
+    await db.down('Migration20261208000000_search_identifier_words');
     const names = await sql<{ tgname: string }>(`select tgname from pg_trigger where tgrelid = 'snippet'::regclass and tgname like 'snippet_search_vector%'`);
     expect(names.map((n) => n.tgname)).toEqual(['snippet_search_vector_fill']);
-    await orm.getMigrator().up();
+    await db.up();
   });
 });

@@ -1,19 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Orm } from '../../../db/orm.js';
-import { openDatabase } from '../../../runtime/database.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { identifierWords } from '../../../docindex/parse/code-words.js';
 import { refreshTermStatistics } from '../../../docindex/search/keyword.js';
-import { createTestDatabase } from '../../support/stack.js';
+import { migratedDatabase } from '../../support/migrated-database.js';
 
 /**
  * An existing install indexed before Migration20261208000000_search_identifier_words: its vectors are computed again
  * with weight D holding only the identifiers that split, its term statistics rebuilt, and SQL's identifier words are
  * the parse threads' (docindex/parse/code-words.ts), so a vector is the same however it was computed.
  */
-let orm: Orm;
-const sql = <T>(q: string, params: unknown[] = []) => orm.em.fork().execute(q, params) as Promise<T[]>;
+const db = migratedDatabase({ to: 'Migration20261207000000_document_stats', totalSnippets: 22 });
+const sql = db.sql;
 const vectors = async () => (await sql<{ id: string; v: string }>(`select id, search_vector::text as v from snippet order by id`)).map((r) => `${r.id} ${r.v}`);
 /** The lexemes of a snippet's vector that have a position of weight D. */
 const weightD = async (id: string) =>
@@ -21,10 +19,6 @@ const weightD = async (id: string) =>
 const terms = async () => sql<{ lexeme: string; snippets: number }>(`select lexeme, snippets from search_term order by lexeme`);
 
 beforeAll(async () => {
-  orm = await openDatabase(await createTestDatabase('w'));
-  await orm.getMigrator().up({ to: 'Migration20261207000000_document_stats' });
-  await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values ('/a/b', 'B', 'local', '/b', 'indexed', 22, 5, now(), now())`);
-  await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('d', '/a/b', 'README.md', 'x', now())`);
   await sql(
     `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at)
      values ('s1', 'd', '/a/b', null, 'info', '5. Scaling', E'1. Add connections\\nKeep useEffect small, e.g. in the HTTPServer.', null, 'Guide > 5. Scaling', 10, 0, now()),
@@ -36,15 +30,11 @@ beforeAll(async () => {
   );
 }, 120_000);
 
-afterAll(async () => {
-  await orm?.close();
-});
-
 describe('Migration20261208000000_search_identifier_words', () => {
   it('indexes at weight D only the identifiers that split, and rebuilds the term statistics from the new vectors', async () => {
     const before = await vectors();
     expect(await weightD('s1')).toEqual(['add', 'connections', 'e', 'effect', 'g', 'http', 'in', 'keep', 'server', 'small', 'the', 'use']);
-    await orm.getMigrator().up();
+    await db.up();
     expect(await vectors()).not.toEqual(before);
     expect(await weightD('s1')).toEqual(['e', 'effect', 'g', 'http', 'server', 'use']);
     expect(await weightD('s2')).toEqual(['max', 'open', 'pool', 'size', 'ts']);
@@ -56,16 +46,16 @@ describe('Migration20261208000000_search_identifier_words', () => {
     // The statistics are an indexing run's, from the new vectors: `table` is there (weight D of the 20 `routerTable`).
     const stored = await terms();
     expect(stored).toEqual(expect.arrayContaining([{ lexeme: 'table', snippets: 20 }, { lexeme: 'routertable', snippets: 20 }]));
-    await refreshTermStatistics(orm.em.fork(), { repositoryId: '/a/b', versionId: null });
+    await refreshTermStatistics(db.orm().em.fork(), { repositoryId: '/a/b', versionId: null });
     expect(await terms()).toEqual(stored);
 
-    await orm.getMigrator().down({ to: 'Migration20261207000000_document_stats' });
+    await db.down('Migration20261207000000_document_stats');
     expect(await vectors()).toEqual(before);
-    await orm.getMigrator().up();
+    await db.up();
   });
 
   it("gives the parse threads' identifier words", async () => {
-    await orm.getMigrator().up();
+    await db.up();
     const repo = path.join(import.meta.dirname, '../../..');
     const texts = [
       'Use useEffect, snake_case and Foo.bar; HTTPServer e.g. dashboard. $HOME --verbose <a href="x.html"> v1.2.3 3.14',

@@ -1,22 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Orm } from '../../../db/orm.js';
-import { openDatabase } from '../../../runtime/database.js';
-import { createTestDatabase } from '../../support/stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { migratedDatabase } from '../../support/migrated-database.js';
 
 /**
  * An existing install: snippets whose vectors PostgreSQL generated, then Migration20261205000000_staged_search_vectors.
  * Every stored vector stays as it was, and the column, now plain, is still filled for every writer.
  */
-let orm: Orm;
-const sql = <T>(q: string, params: unknown[] = []) => orm.em.fork().execute(q, params) as Promise<T[]>;
+const db = migratedDatabase({ to: 'Migration20261203000000_rerank_profiles', totalSnippets: 2 });
+const sql = db.sql;
 const vectors = async () => (await sql<{ id: string; v: string }>(`select id, search_vector::text as v from snippet order by id`)).map((r) => `${r.id} ${r.v}`);
 const generated = async () => (await sql<{ g: string }>(`select attgenerated as g from pg_attribute where attrelid = 'snippet'::regclass and attname = 'search_vector'`))[0]!.g;
 
 beforeAll(async () => {
-  orm = await openDatabase(await createTestDatabase('m'));
-  await orm.getMigrator().up({ to: 'Migration20261203000000_rerank_profiles' });
-  await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values ('/a/b', 'B', 'local', '/b', 'indexed', 2, 5, now(), now())`);
-  await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('d', '/a/b', 'README.md', 'x', now())`);
   await sql(
     `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at)
      values ('s1', 'd', '/a/b', null, 'info', '5. Scaling', E'1. Add connections\\nKeep useEffect small.', null, 'Guide > 5. Scaling', 10, 0, now()),
@@ -24,15 +18,11 @@ beforeAll(async () => {
   );
 }, 120_000);
 
-afterAll(async () => {
-  await orm?.close();
-});
-
 describe('Migration20261205000000_staged_search_vectors', () => {
   it('keeps every stored vector, and fills the plain column for rows written without one', async () => {
     const before = await vectors();
     expect(await generated()).toBe('s');
-    await orm.getMigrator().up({ to: 'Migration20261205000000_staged_search_vectors' });
+    await db.up('Migration20261205000000_staged_search_vectors');
     expect(await generated()).toBe('');
     expect(await vectors()).toEqual(before);
     await sql(
@@ -47,9 +37,9 @@ describe('Migration20261205000000_staged_search_vectors', () => {
 
   it('can be rolled back to the generated column, with the same vectors', async () => {
     const before = await vectors();
-    await orm.getMigrator().down({ to: 'Migration20261203000000_rerank_profiles' });
+    await db.down('Migration20261203000000_rerank_profiles');
     expect(await generated()).toBe('s');
     expect(await vectors()).toEqual(before);
-    await orm.getMigrator().up({ to: 'Migration20261205000000_staged_search_vectors' });
+    await db.up('Migration20261205000000_staged_search_vectors');
   });
 });

@@ -1,36 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Orm } from '../../../db/orm.js';
-import { openDatabase } from '../../../runtime/database.js';
-import { createTestDatabase } from '../../support/stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { migratedDatabase } from '../../support/migrated-database.js';
 
 /**
  * An existing install: snippets written under the search migrations before Migration20261127000000_search_stems,
  * then that migration. Its snippets must be re-vectorised (stems, no list numbering) and searchable as before.
  */
-let orm: Orm;
-const sql = (q: string, params: unknown[] = []) => orm.em.fork().execute(q, params);
+const db = migratedDatabase({ to: 'Migration20261126000000_event_retention' });
+const sql = db.sql;
 
 beforeAll(async () => {
-  orm = await openDatabase(await createTestDatabase('m'));
-  await orm.getMigrator().up({ to: 'Migration20261126000000_event_retention' });
-  await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, created_at, updated_at) values ('/a/b', 'B', 'local', '/b', 'indexed', 1, 5, now(), now())`);
-  await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('d', '/a/b', 'README.md', 'x', now())`);
   await sql(
     `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at)
      values ('s1', 'd', '/a/b', null, 'info', '5. Scaling', E'1. Add connections\\nKeep useEffect small.', null, 'Guide > 5. Scaling', 10, 0, now())`,
   );
 }, 120_000);
 
-afterAll(async () => {
-  await orm?.close();
-});
-
 describe('Migration20261127000000_search_stems', () => {
   it('re-vectorises existing snippets with stems and without list numbering, and drops the heading index', async () => {
     const before = ((await sql(`select search_vector::text as v from snippet`)) as { v: string }[])[0]!.v;
     expect(before).toContain("'5'");
     expect(before).not.toContain("'connect'");
-    await orm.getMigrator().up();
+    await db.up();
     const [row] = (await sql(
       `select search_vector::text as v,
               search_vector @@ (phraseto_tsquery('simple', 'connection') || phraseto_tsquery('english', 'connection')) as stem,
@@ -53,10 +43,10 @@ describe('Migration20261127000000_search_stems', () => {
   });
 
   it('can be rolled back to the previous vectors', async () => {
-    await orm.getMigrator().down({ to: 'Migration20261126000000_event_retention' });
+    await db.down('Migration20261126000000_event_retention');
     const [row] = (await sql(`select search_vector::text as v from snippet where id = 's1'`)) as { v: string }[];
     expect(row!.v).toContain("'5'");
     expect(row!.v).not.toContain("'connect'");
-    await orm.getMigrator().up();
+    await db.up();
   });
 });
