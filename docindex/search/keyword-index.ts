@@ -234,8 +234,16 @@ const NO_MATCHES: TermMatches = { docs: new Int32Array(0), tf: new Float64Array(
  * snippets a common word's arrays are about a megabyte, and collecting them took about a quarter of a ranking's CPU.
  */
 const TERM_SLOTS = 4;
-/** What a ranking's arrays take per snippet (KeywordIndex.scratch): scores, two flags, a candidate, the terms' slots. */
-const SCRATCH_BYTES = 8 + 1 + 1 + 4 + TERM_SLOTS * (4 + 8);
+/**
+ * A common term's matches are kept with the index for the next query that asks for it (KeywordIndex.matchesOf):
+ * merging its postings was half of a ranking's CPU at 100k snippets (bench/README.md, "Context"), and the words that
+ * match many snippets are those a library's questions share. A term is kept when it matches at least
+ * CACHED_TERM_MIN_MATCHES snippets, in a budget of CACHED_TERMS terms matching every snippet, least recently used out.
+ */
+const CACHED_TERMS = 8;
+const CACHED_TERM_MIN_MATCHES = 1024;
+/** What a ranking's arrays take per snippet (KeywordIndex.scratch): scores, two flags, a candidate, the terms' slots, the kept terms. */
+const SCRATCH_BYTES = 8 + 1 + 1 + 4 + TERM_SLOTS * (4 + 8) + CACHED_TERMS * (4 + 8);
 
 /** Orders candidates as the SQL does: score descending, then snippet id. */
 const before = (a: { score: number; id: string }, b: { score: number; id: string }) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -288,6 +296,41 @@ export class KeywordIndex implements Cached {
       else hi = mid;
     }
     return lo < range[1] && this.docs[lo] === d ? lo : -1;
+  }
+
+  private readonly keptTerms = new Map<string, TermMatches>();
+  private keptBytes = 0;
+
+  /**
+   * termMatches, or the same matches kept from an earlier query (CACHED_TERMS): the index never changes, so they are
+   * the same arrays it would compute, and rankings read them without writing.
+   */
+  private matchesOf(q: TsQuery, into?: TermMatches): TermMatches {
+    const key = JSON.stringify(q);
+    const kept = this.keptTerms.get(key);
+    if (kept) {
+      this.keptTerms.delete(key); // most recently used last
+      this.keptTerms.set(key, kept);
+      return kept;
+    }
+    const found = this.termMatches(q, into);
+    const bytes = found.docs.length * (4 + 8);
+    const budget = this.ids.length * CACHED_TERMS * (4 + 8);
+    if (found.docs.length >= CACHED_TERM_MIN_MATCHES && bytes <= budget) {
+      for (const [k, m] of this.keptTerms) {
+        if (this.keptBytes + bytes <= budget) break;
+        this.keptTerms.delete(k);
+        this.keptBytes -= m.docs.length * (4 + 8);
+      }
+      this.keptTerms.set(key, { docs: found.docs.slice(), tf: found.tf.slice() });
+      this.keptBytes += bytes;
+    }
+    return found;
+  }
+
+  /** How many terms' matches are kept, and their bytes (for tests). */
+  get keptTermStats(): { terms: number; bytes: number } {
+    return { terms: this.keptTerms.size, bytes: this.keptBytes };
   }
 
   /**
@@ -412,7 +455,7 @@ export class KeywordIndex implements Cached {
   private rankOneTerm(q: TsQuery, pool: number): Candidate[] {
     const n = this.ids.length;
     const { terms: slots } = this.scratch();
-    const { docs, tf } = this.termMatches(q, (slots[0] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }));
+    const { docs, tf } = this.matchesOf(q, (slots[0] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }));
     const idf = Math.log(1 + (Math.max(Math.max(1, n) - docs.length, 0) + 0.5) / (docs.length + 0.5));
     const heap = new Heap(pool, this.ids);
     for (let i = 0; i < docs.length; i++) {
@@ -426,14 +469,14 @@ export class KeywordIndex implements Cached {
   private rankEveryMatch(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Candidate[] {
     const n = this.ids.length;
     const { excluded, scores, seen, candidates, terms: slots } = this.scratch();
-    const excludedDocs = exclude.map((q) => this.termMatches(q).docs);
+    const excludedDocs = exclude.map((q) => this.matchesOf(q).docs);
     for (const docs of excludedDocs) for (const d of docs) excluded[d] = 1;
     let count = 0;
     let perTerm: TermMatches[];
     let idf: number[];
     let best: number[];
     try {
-      perTerm = terms.map((q, t) => (q ? this.termMatches(q, t < TERM_SLOTS ? (slots[t] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }) : undefined) : NO_MATCHES));
+      perTerm = terms.map((q, t) => (q ? this.matchesOf(q, t < TERM_SLOTS ? (slots[t] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }) : undefined) : NO_MATCHES));
       // As in the SQL, a term's df counts the snippets it is read in: excluded ones are not.
       idf = perTerm.map((m) => {
         let df = excludedDocs.length ? 0 : m.docs.length;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AVERAGE_LEXEMES, B, K1, UNIT, WEIGHTS } from '../../../docindex/search/keyword.js';
 import { IndexBuilder } from '../../../docindex/search/keyword-index.js';
 import { matches, operands, tsRank, type TsQuery } from '../../../docindex/search/tsquery.js';
@@ -111,5 +111,27 @@ describe('KeywordIndex.rank', () => {
         }
       }
     }
+  });
+
+  it("keeps a common term's matches for the next query, within its budget, and ranks as without them", () => {
+    const docs = corpus(21, 4000);
+    const builder = new IndexBuilder();
+    for (const d of docs) builder.add(d.id, d.documentId, vectorText(d));
+    const index = builder.finish();
+    const merges = vi.spyOn(index as unknown as { termMatches: () => unknown }, 'termMatches');
+    // w0 to w3 match most snippets; w39 few (never kept).
+    const common = or('w0', 'w0s');
+    expect(index.rank([common, or('w2', 'w2s')], [], 10)).toEqual(reference(docs, [common, or('w2', 'w2s')], [], 10));
+    expect(merges).toHaveBeenCalledTimes(2);
+    expect(index.rank([common], [or('w2', 'w2s')], 10)).toEqual(reference(docs, [common], [or('w2', 'w2s')], 10));
+    expect(index.rank([lexeme('w39'), common], [], 10)).toEqual(reference(docs, [lexeme('w39'), common], [], 10));
+    expect(merges).toHaveBeenCalledTimes(3); // only w39, which matches too few to be kept
+    expect(index.keptTermStats.terms).toBe(2);
+    // More common terms than the budget holds (8 terms matching every snippet): the least recently used go.
+    for (let w = 0; w < 40; w += 2) expect(index.rank([lexeme(`w${w}`), or(`w${w + 1}`)], [], 5)).toEqual(reference(docs, [lexeme(`w${w}`), or(`w${w + 1}`)], [], 5));
+    const { terms, bytes } = index.keptTermStats;
+    expect(bytes).toBeLessThanOrEqual(docs.length * 8 * 12);
+    expect(terms).toBeGreaterThan(2);
+    expect(index.rank([common], [], 10)).toEqual(reference(docs, [common], [], 10));
   });
 });
