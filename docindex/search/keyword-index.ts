@@ -544,6 +544,8 @@ export class KeywordIndex implements Cached {
 
   dispose(): void {
     this.lexemes.clear();
+    this.keptTerms.clear();
+    this.keptBytes = 0;
   }
 }
 
