@@ -213,8 +213,9 @@ describe('keyword search through the index', () => {
     await expect(loadKeywordIndex(stack.orm.em.fork(), scope, whole.bytes - 1)).rejects.toBeInstanceOf(KeywordIndexTooLargeError);
     // One whose snippets and postings alone cannot fit is refused from PostgreSQL's counts, before a row is read.
     const [{ postings }] = (await sql(`select sum(length(search_vector))::int as postings from snippet where repository_id = ? and version_id is null`, [LIB])) as [{ postings: number }];
-    // Per snippet: id, document, length and its norm, and a ranking's arrays (scores, flags, candidates, 4 terms' slots).
-    const least = 8 + postings * 8 + SNIPPETS.length * (100 + 15 + 4 + 8 + (8 + 1 + 1 + 4 + 4 * 12));
+    // Per snippet: id, document, length and its norm, a ranking's arrays (scores, flags, candidates, 4 terms' slots),
+    // and 8 kept terms' matches.
+    const least = 8 + postings * 8 + SNIPPETS.length * (100 + 15 + 4 + 8 + (8 + 1 + 1 + 4 + 4 * 12 + 8 * 12));
     expect(least).toBeLessThan(whole.bytes);
     await expect(loadKeywordIndex(stack.orm.em.fork(), scope, least - 1)).rejects.toMatchObject({ bytes: least });
     await closeSearch();
