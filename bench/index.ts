@@ -117,6 +117,26 @@ function stageLines(share: Awaited<ReturnType<typeof orchestrationShare>>): stri
   return `                activities (s): ${s(share.activities)}\n                parts (s): ${s(share.parts)}`;
 }
 
+/**
+ * A digest of each table a first index writes (BENCH_DIGEST=1), to show that a change to indexing writes the same
+ * rows: every column but those that differ from run to run (times, the corpus' mtimes, serial ids), rows in text order.
+ */
+async function tableDigests(stack: Awaited<ReturnType<typeof startStack>>): Promise<string> {
+  const em = stack.orm.em.fork();
+  const lines: string[] = [];
+  for (const table of ['library_document', 'snippet', 'search_term']) {
+    const skip: { column_name: string }[] = await em.execute(
+      `select column_name from information_schema.columns
+       where table_name = ? and (data_type like 'timestamp%' or column_name = 'mtime_ns' or (? = 'search_term' and column_name = 'id'))`,
+      [table, table],
+    );
+    const row = `to_jsonb(t)${skip.map((c) => ` - '${c.column_name}'`).join('')}`;
+    const [d] = (await em.execute(`select count(*)::int as n, md5(string_agg((${row})::text, E'\\n' order by (${row})::text)) as md5 from "${table}" t`)) as [{ n: number; md5: string }];
+    lines.push(`${table} ${d.n} rows md5 ${d.md5}`);
+  }
+  return lines.join('; ');
+}
+
 export async function index(): Promise<void> {
   const files = Number(process.env.BENCH_FILES ?? 2400);
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gristmill-bench-index-'));
@@ -170,6 +190,7 @@ export async function index(): Promise<void> {
     );
     console.log(`                ${firstCpu}`);
     console.log(stageLines(share1));
+    if (process.env.BENCH_DIGEST) console.log(`                digest: ${await tableDigests(stack)}`);
 
     // The API warms the library's search indexes once its job is done (docindex/search/warm.ts): a one-off cost of
     // the first index, measured here, and not the re-index's, which in use comes hours later.

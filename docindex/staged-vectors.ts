@@ -8,23 +8,43 @@ const BATCH = 100;
 /** How often `finish` says it is alive while it waits. */
 const BEAT_EVERY_MS = 5000;
 
+/** The distinct values of `field` (null read as empty) of the batch's staged snippets, with their part of the vector; binds the job and the paths. */
+const distinctParts = (field: 'title' | 'breadcrumb', part: string) =>
+  `select value, ${part}(value) as v from (
+     select distinct coalesce(x.${field}, '') as value
+     from staged_document d2, jsonb_to_recordset(d2.snippets) as x(${field} text)
+     where d2.job_id = ? and d2.vectors is null and d2.file_path = any(${TEXT_ARRAY})
+   ) q`;
+
 /**
  * Fills `staged_document.vectors` (each staged snippet's `search_vector`, in order) of those of the job's staged
  * files in `paths` that have none yet, while run `runId` owns the job (jobs/ownership.ts, `owns`); a file with no
  * snippets gets an empty array. A snippet's code words come from the parse thread (docindex/parse/code-words.ts),
  * so PostgreSQL runs no regular expression over its content; one staged without them (by a test, or before they
  * were staged) gets SQL's, which are the same.
+ *
+ * Snippets share titles and breadcrumbs (a file's sections, a library's "Usage" or "Parameters"), so their parts of
+ * the vector are computed once per distinct value in the batch, first (Migration20261210000000_search_vector_parts:
+ * the same vector as `snippet_search_vector`'s; both parts read null as empty, hence the keys). Each row's vectors are
+ * still computed from the row as it is updated: a value the batch did not hold when it was read (a file staged again
+ * meanwhile) gets its part computed then.
  */
 async function fillVectors(em: EntityManager, jobId: string, runId: string, paths: readonly string[]): Promise<void> {
   await em.execute(
-    `update staged_document d set vectors = coalesce((
-       select array_agg(snippet_search_vector(s.title, s.breadcrumb, s.content, coalesce(s.code_words, gristmill_identifier_words(s.content))) order by s.n)
-       from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text, "codeWords" text))
-         with ordinality as s(title, breadcrumb, content, code_words, n)
+    `with t as materialized (${distinctParts('title', 'snippet_title_vector')}),
+          b as materialized (${distinctParts('breadcrumb', 'snippet_breadcrumb_vector')})
+     update staged_document d set vectors = coalesce((
+       select array_agg(snippet_search_vector_of(coalesce(t.v, snippet_title_vector(s.title)), coalesce(b.v, snippet_breadcrumb_vector(s.breadcrumb)),
+                                                 s.content, coalesce(s.code_words, gristmill_identifier_words(s.content))) order by s.n)
+       from (select coalesce(r.title, '') as title, coalesce(r.breadcrumb, '') as breadcrumb, r.content, r.code_words, r.n
+             from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text, "codeWords" text))
+               with ordinality as r(title, breadcrumb, content, code_words, n)) s
+       left join t on t.value = s.title
+       left join b on b.value = s.breadcrumb
      ), '{}')
      where d.job_id = ? and d.vectors is null and d.file_path = any(${TEXT_ARRAY})
        and exists (select 1 from job j where j.id = d.job_id and j.run_id = ? and j.completed_at is null)`,
-    [jobId, textArray(paths), runId],
+    [jobId, textArray(paths), jobId, textArray(paths), jobId, textArray(paths), runId],
   );
 }
 

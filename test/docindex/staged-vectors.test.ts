@@ -10,6 +10,7 @@ import { StagedVectors } from '../../docindex/staged-vectors.js';
 import { TestRepo } from '../support/git.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { api, waitForJob } from './helpers.js';
+import { referenceVector, TRICKY_SNIPPETS } from './search-vector-reference.js';
 
 /**
  * The swap's snippets (docindex/pipeline.ts, `swapStaged`) are inserted by PostgreSQL from the staged rows, with
@@ -119,6 +120,49 @@ describe('Staging', () => {
     const v = await stagedVector(step.jobId);
     expect(v).toContain("'omega'");
     expect(v).not.toContain("'alpha'");
+    await finished(step);
+  });
+
+  it('computes each title and breadcrumb part once per batch, giving every snippet the vector the function gives', async () => {
+    const step = await ownedJob();
+    const staging = new Staging(deps, step, new Map());
+    // Two files sharing titles and breadcrumbs (null, empty, numbered, long), each value in several snippets.
+    const of = (s: (typeof TRICKY_SNIPPETS)[number], ordinal: number, codeWords?: string): ParsedSnippet & { codeWords?: string } => ({
+      type: 'info', title: s.title, content: s.content, language: null, breadcrumb: s.breadcrumb, tokenCount: 3, ordinal, ...(codeWords !== undefined && { codeWords }),
+    });
+    const shared = TRICKY_SNIPPETS.map((s, i) => ({ ...s, breadcrumb: TRICKY_SNIPPETS[(i + 1) % TRICKY_SNIPPETS.length]!.breadcrumb }));
+    await staging.changed('a.md', 'a', [...TRICKY_SNIPPETS, ...shared].map((s, i) => of(s, i)));
+    await staging.changed('b.md', 'b', [...shared].reverse().map((s, i) => of({ ...s, content: `${s.content} more` }, i, 'connection Pool')));
+    // The parts' calls counted, by a stand-in that counts and calls the real one.
+    await sql(`create sequence part_calls`);
+    for (const part of ['snippet_title_vector', 'snippet_breadcrumb_vector']) {
+      await sql(`alter function ${part}(text) rename to ${part}_counted`);
+      await sql(`create function ${part}(value text) returns tsvector language sql volatile as $$ select nextval('part_calls'); select ${part}_counted(value) $$`);
+    }
+    try {
+      await staging.finish();
+    } finally {
+      for (const part of ['snippet_title_vector', 'snippet_breadcrumb_vector']) {
+        await sql(`drop function ${part}(text)`);
+        await sql(`alter function ${part}_counted(text) rename to ${part}`);
+      }
+    }
+    // Five distinct titles (null and empty are one) and five breadcrumbs, against 18 snippets.
+    const [calls] = await sql<{ n: number }>(`select last_value::int as n from part_calls`);
+    await sql(`drop sequence part_calls`);
+    expect(calls!.n).toBe(10);
+    const rows = await sql<{ file_path: string; vectors: number; snippets: number; same: number }>(
+      `select file_path, cardinality(vectors) as vectors, jsonb_array_length(snippets) as snippets,
+              (select count(*)::int from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text, "codeWords" text))
+                 with ordinality as s(title, breadcrumb, content, code_words, n)
+               where tsvectorsend(d.vectors[s.n::int]) = tsvectorsend(${referenceVector('s.title', 's.breadcrumb', 's.content', 'coalesce(s.code_words, gristmill_identifier_words(s.content))')})) as same
+       from staged_document d where job_id = '${step.jobId}' order by file_path`, // not bound: the expression's regular expression has a '?'
+    );
+    const n = TRICKY_SNIPPETS.length;
+    expect(rows).toEqual([
+      { file_path: 'a.md', vectors: 2 * n, snippets: 2 * n, same: 2 * n },
+      { file_path: 'b.md', vectors: n, snippets: n, same: n },
+    ]);
     await finished(step);
   });
 
