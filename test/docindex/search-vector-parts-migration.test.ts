@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Orm } from '../../db/orm.js';
-import { openDatabase } from '../../runtime/database.js';
-import { createTestDatabase } from '../support/stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { migratedDatabase } from '../support/migrated-database.js';
 import { referenceVector, TRICKY_SNIPPETS } from './search-vector-reference.js';
 
 /**
@@ -9,8 +7,8 @@ import { referenceVector, TRICKY_SNIPPETS } from './search-vector-reference.js';
  * the rest joined to them) that give the same vectors, byte for byte, as the function they replace, so that the
  * staged vectors can compute a title's and a breadcrumb's part once (docindex/staged-vectors.ts).
  */
-let orm: Orm;
-const sql = <T>(q: string, params: unknown[] = []) => orm.em.fork().execute(q, params) as Promise<T[]>;
+const db = migratedDatabase();
+const sql = db.sql;
 const REFERENCE = referenceVector('s.title', 's.breadcrumb', 's.content', 'gristmill_identifier_words(s.content)');
 
 /** Which tricky snippets' vector, computed by `way` (over s.title, s.breadcrumb, s.content), has the reference's bytes. */
@@ -19,15 +17,9 @@ const sameAsReference = async (way: string) =>
 const ALL_SAME = TRICKY_SNIPPETS.map(() => true);
 
 beforeAll(async () => {
-  orm = await openDatabase(await createTestDatabase('t'));
-  await orm.getMigrator().up();
   await sql(`create table tricky (n int primary key, title text, breadcrumb text, content text not null)`);
   for (const [n, s] of TRICKY_SNIPPETS.entries()) await sql(`insert into tricky values (?, ?, ?, ?)`, [n, s.title, s.breadcrumb, s.content]);
 }, 120_000);
-
-afterAll(async () => {
-  await orm?.close();
-});
 
 describe('Migration20261210000000_search_vector_parts', () => {
   it('gives the vectors the function it replaces gave, through both signatures', async () => {
@@ -52,13 +44,13 @@ describe('Migration20261210000000_search_vector_parts', () => {
   });
 
   it('goes down to the one function, which still gives the same vectors', async () => {
-    await orm.getMigrator().down({ to: 'Migration20261209000000_search_vector_trigger_when' });
+    await db.down('Migration20261209000000_search_vector_trigger_when');
     const [parts] = await sql<{ n: number }>(
       `select count(*)::int as n from pg_proc where proname in ('snippet_title_vector', 'snippet_breadcrumb_vector', 'snippet_search_vector_of')`,
     );
     expect(parts!.n).toBe(0);
     expect(await sameAsReference('snippet_search_vector(s.title, s.breadcrumb, s.content)')).toEqual(ALL_SAME);
-    await orm.getMigrator().up();
+    await db.up();
     expect(await sameAsReference('snippet_search_vector(s.title, s.breadcrumb, s.content)')).toEqual(ALL_SAME);
   });
 });
