@@ -236,7 +236,7 @@ const NO_MATCHES: TermMatches = { docs: new Int32Array(0), tf: new Float64Array(
 const TERM_SLOTS = 4;
 /**
  * A common term's matches are kept with the index for the next query that asks for it (KeywordIndex.matchesOf):
- * merging its postings was half of a ranking's CPU at 100k snippets (bench/README.md, "Context"), and the words that
+ * merging its postings was a third to a half of a ranking's CPU at 100k snippets (bench/README.md, "Context"), and the words that
  * match many snippets are those a library's questions share. A term is kept when it matches at least
  * CACHED_TERM_MIN_MATCHES snippets, in a budget of CACHED_TERMS terms matching every snippet, least recently used out.
  */
