@@ -75,15 +75,34 @@ interface Measured {
   phases: Map<string, number[]>;
 }
 
-async function measure(deps: RetrievalDeps, mode: string, clients: number, perClient: number): Promise<Measured> {
-  // Two-to-three-word questions, an identifier, and single words found in 40% of the snippets (the costly case).
-  const queries = ['router cache', 'configure the server', 'useEffect cleanup', 'handle error response', 'deploy token', 'w1x w2x', 'wax query', 'render component state', 'configure', 'router'];
+/** Two-to-three-word questions, an identifier, and single words found in 40% of the snippets (the costly case). */
+const QUESTIONS = ['router cache', 'configure the server', 'useEffect cleanup', 'handle error response', 'deploy token', 'w1x w2x', 'wax query', 'render component state', 'configure', 'router'];
+
+/**
+ * `count` questions of two to three words no question asked before (the vocabulary's words, drawn with the snippets'
+ * skew, so some are common): what a query costs when neither its terms' matches nor its results' rows are kept yet.
+ */
+function unseenQuestions(count: number, asked: Set<string>): string[] {
+  const words = vocabulary();
+  const out: string[] = [];
+  while (out.length < count) {
+    const q = Array.from({ length: 2 + Math.floor(Math.random() * 2) }, () => words[Math.floor(words.length * Math.random() ** 2)]!).join(' ');
+    if (!asked.has(q)) {
+      asked.add(q);
+      out.push(q);
+    }
+  }
+  return out;
+}
+
+async function measure(deps: RetrievalDeps, mode: string, clients: number, perClient: number, queries = QUESTIONS): Promise<Measured> {
   const times: number[] = [];
   const phases = new Map<string, number[]>();
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
       for (let i = 0; i < perClient; i++) {
-        const query = queries[(c + i) % queries.length]!;
+        // The ten questions in turns; unseen ones each once.
+        const query = queries === QUESTIONS ? queries[(c + i) % queries.length]! : queries[c * perClient + i]!;
         const t0 = performance.now();
         const timings = new Timings();
         const r = await retrieveContext(deps, contextParams({ libraryId: LIB, query, searchMode: mode }), { timings });
@@ -192,6 +211,7 @@ export async function context(): Promise<void> {
       LOG_LEVEL: 'warn',
       ...(process.env.SEARCH_RANK_CANDIDATES && { SEARCH_RANK_CANDIDATES: process.env.SEARCH_RANK_CANDIDATES }),
       ...(process.env.SEARCH_KEYWORD_CACHE_MB && { SEARCH_KEYWORD_CACHE_MB: process.env.SEARCH_KEYWORD_CACHE_MB }),
+      ...(process.env.SEARCH_SNIPPET_CACHE_MB && { SEARCH_SNIPPET_CACHE_MB: process.env.SEARCH_SNIPPET_CACHE_MB }),
     });
     await orm.em.fork().execute(
       `insert into embedding_profile (id, name, provider, model, dimensions, is_default, enabled, config, created_at, updated_at) values ('bench', 'bench', 'local-transformers', 'tiny-bert', ${DIMS}, true, true, ?::jsonb, now(), now())`,
@@ -217,6 +237,15 @@ export async function context(): Promise<void> {
           const phases = [...r.phases].map(([name, ms]) => `${name} ${pct(ms, 50).toFixed(1)}`).join(', ');
           console.log(`  ${mode.padEnd(8)} ${String(clients).padStart(2)} client(s)  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms  (${r.count} queries; ${cpu}; phase medians ms: ${phases})`);
         }
+      }
+      // Questions never asked before, each once: the cold path, which the rounds above (ten questions, repeated) warm.
+      const asked = new Set(QUESTIONS);
+      for (const mode of ['keyword', 'hybrid']) {
+        const cpu0 = await cpuSample(path.join(dir, 'postgres'), 'start');
+        const r = await measure(deps, mode, 16, 8, unseenQuestions(16 * 8, asked));
+        const cpu = cpuPerQuery(cpu0, await cpuSample(path.join(dir, 'postgres'), 'end'), r.count);
+        const phases = [...r.phases].map(([name, ms]) => `${name} ${pct(ms, 50).toFixed(1)}`).join(', ');
+        console.log(`  ${mode.padEnd(8)} 16 client(s), unseen questions  p50 ${r.p50.toFixed(1).padStart(7)} ms  p95 ${r.p95.toFixed(1).padStart(7)} ms  (${r.count} queries; ${cpu}; phase medians ms: ${phases})`);
       }
       if (process.env.BENCH_RERANK !== '0') await rerankRound(deps);
     }

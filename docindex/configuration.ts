@@ -85,6 +85,8 @@ export interface DocIndexConfig {
   searchVectorCacheBytes: number;
   /** Keyword search: the most memory the in-process keyword indexes may take (SEARCH_KEYWORD_CACHE_MB). */
   searchKeywordCacheBytes: number;
+  /** Context answers: the most memory the snippet rows kept in this process may take (SEARCH_SNIPPET_CACHE_MB; 0 = none kept). */
+  searchSnippetCacheBytes: number;
   /** Semantic search: threads that scan vectors (SEARCH_THREADS; 0 = on the event loop). */
   searchThreads: number;
   /** Keyword search: the most matches a query reads, shared between its terms (SEARCH_RANK_CANDIDATES); see docindex/search/keyword.ts. */
@@ -183,6 +185,12 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, Nested> & {
       "memory (MB) for keyword search's in-process indexes (least recently used dropped): a library's index is built in the background on its " +
       'first keyword query (its second within ten minutes once the cache is half full) and answers from then on, the SQL ranking answering ' +
       'meanwhile; a library whose index does not fit is ranked in SQL; `0` always ranks in SQL (docs/ranking.md)',
+  },
+  searchSnippetCacheBytes: {
+    variable: 'SEARCH_SNIPPET_CACHE_MB', section: 'search', parse: refine(int(0, 1_048_576), (mb) => mb * MB), default: '64',
+    meaning:
+      'memory (MB) for the snippet rows context answers showed lately, kept in this process until their library is re-indexed ' +
+      '(least recently shown dropped), so a question asked again reads no snippet from PostgreSQL; `0` keeps none',
   },
   searchThreads: {
     variable: 'SEARCH_THREADS', section: 'search', parse: int(0, 64),

@@ -11,7 +11,8 @@ import { parseLibraryRef } from '../ids.js';
 import type { OnDemand } from '../on-demand.js';
 import { distinctResults } from './distinct.js';
 import { budgetWithSections } from './neighbourhood.js';
-import { loadSnippets, scopeStamp, search, SEARCH_MODES, type SearchMode, type SnippetRow, type UsedSearchMode } from './search.js';
+import { keptRows, scopeStamp, search, SEARCH_MODES, type SearchMode, type UsedSearchMode } from './search.js';
+import { loadSnippets, type SnippetRow } from './snippet-rows.js';
 import { timed, timedSync, type Timings } from './timings.js';
 
 /**
@@ -253,7 +254,7 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
   const stamp = scopeStamp(version ? version.indexedAt : lib.lastIndexedAt);
   const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp, timings: t, activeProfile: profile });
   // One page, or one text twice, does not crowd out the next page that answers (distinct.ts).
-  const fetched = await timed(t, 'load', async () => distinctResults(await loadSnippets(em, found.ranked)));
+  const fetched = await timed(t, 'load', async () => distinctResults(await loadSnippets(em, found.ranked, keptRows(deps.config, () => stamp))));
   // Read as text (the MCP tool, Context7's txt), results carry their neighbourhood within the budget.
   const snippets =
     p.type === 'txt'

@@ -15,7 +15,7 @@
  *
  * The best EVIDENCE_POOL candidates of a list are weighed together.
  */
-import { termNamesPage } from './page-names.js';
+import { stems, stemsNamePage } from './page-names.js';
 
 /** A keyword candidate: its document (page or file), its score for each query term, and their sum. */
 export interface Candidate {
@@ -65,9 +65,11 @@ export function withPageEvidence(candidates: Candidate[], limit: number, naming?
   }
   const named = new Map<string, number>();
   if (naming) {
+    // A term's stems once per query, not once per page (a hundred pages at most).
+    const stemsOf = naming.terms.map(stems);
     for (const [documentId, page] of best) {
       const names = naming.namesOf(documentId);
-      named.set(documentId, page.reduce((sum, v, t) => sum + (termNamesPage(naming.terms[t] ?? '', names) ? v : 0), 0));
+      if (names.length) named.set(documentId, page.reduce((sum, v, t) => sum + (stemsNamePage(stemsOf[t] ?? [], names) ? v : 0), 0));
     }
   }
   return candidates

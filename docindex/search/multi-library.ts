@@ -9,7 +9,8 @@ import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { distinctResults } from './distinct.js';
-import { fuse, fusionAlpha, loadSnippets, rankScope, scopeStamp, semanticAcrossScopes, type UsedSearchMode } from './search.js';
+import { fuse, fusionAlpha, keptRows, rankScope, scopeStamp, semanticAcrossScopes, type UsedSearchMode } from './search.js';
+import { loadSnippets } from './snippet-rows.js';
 import { applyBudget, type ContextParams, contextResultsText, snippetJson, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
 
@@ -248,7 +249,11 @@ export async function retrieveAcrossLibraries(deps: RetrievalDeps, p: ContextPar
   const { targets, skipped } = refs === 'all' ? await allTargets(em, p.query) : await namedTargets(deps, refs, o.waitMs ?? 0);
   const found = targets.length ? await searchAll(deps, targets, p) : { mode: 'keyword' as const, ranked: [], owner: new Map<string, Target>() };
   const { ranked, reranked } = await rerankRanked(deps, em, p.query.trim(), found.ranked);
-  const fetched = distinctResults(await loadSnippets(em, ranked));
+  const stampOf = (id: string) => {
+    const t = found.owner.get(id);
+    return t && scopeStamp(t.version ? t.version.indexedAt : t.lib.lastIndexedAt);
+  };
+  const fetched = distinctResults(await loadSnippets(em, ranked, keptRows(deps.config, stampOf)));
   const kept = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
   const snippets = kept.map((s) => {
     const t = found.owner.get(s.id);

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { SnippetRow } from './search.js';
+import type { SnippetRow } from './snippet-rows.js';
 
 /**
  * Results that carry their neighbourhood. The parser cuts a section into a prose snippet and its code blocks, and a

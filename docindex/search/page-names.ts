@@ -32,7 +32,7 @@ export function stem(word: string): string {
 }
 
 /** The words of a text as stems: split at identifier boundaries and punctuation, and the whole joined (`websocket`). */
-function stems(text: string): string[] {
+export function stems(text: string): string[] {
   const words = splitIdentifiers(text)
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
@@ -65,7 +65,12 @@ export function isDeclarationFile(filePath: string): boolean {
   return /\.d\.[cm]?ts$|\.pyi$/i.test(filePath);
 }
 
+/** Whether a query term's stems (`stems`, computed once per query) name the page. */
+export function stemsNamePage(stemsOfTerm: readonly string[], names: readonly string[]): boolean {
+  return names.length > 0 && stemsOfTerm.some((s) => names.includes(s));
+}
+
 /** Whether a query term names the page: its whole form or one of its words is a word of the page's name. */
 export function termNamesPage(term: string, names: readonly string[]): boolean {
-  return names.length > 0 && stems(term).some((s) => names.includes(s));
+  return stemsNamePage(stems(term), names);
 }

@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
-import { TEXT_ARRAY, textArray } from '../../db/sql.js';
 import { activeEmbeddingProvider, type ActiveProfileStamp } from '../embeddings/profiles.js';
 import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
@@ -12,6 +11,7 @@ import { hasIdentifier } from './keyword-plan.js';
 import { type KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
 import { pgvectorTopK, scopeVectors, type ScopeVectors } from './pgvector.js';
 import { ScopeCache } from './scope-cache.js';
+import { type KeptRows, SnippetRows } from './snippet-rows.js';
 import { UnsupportedQueryError } from './tsquery.js';
 import { ScanPool } from './scan-pool.js';
 import { timed, timedSync, type Timings } from './timings.js';
@@ -70,10 +70,21 @@ export interface SearchDeps {
 let cache: VectorCache | undefined;
 let keywordIndexes: ScopeCache<KeywordIndex> | undefined;
 let pool: ScanPool | undefined;
+let snippetRows: SnippetRows | undefined;
 /** The process's vector cache and scan threads (one each per API or MCP process). */
 export function vectorCache(config: Config): VectorCache {
   cache ??= new VectorCache(config.searchVectorCacheBytes);
   return cache;
+}
+
+/**
+ * How `loadSnippets` keeps the rows of one answer's scopes in this process (snippet-rows.ts), with the stamp of each
+ * ranked id's scope; undefined when SEARCH_SNIPPET_CACHE_MB is 0.
+ */
+export function keptRows(config: Config, stampOf: KeptRows['stampOf']): KeptRows | undefined {
+  if (config.searchSnippetCacheBytes <= 0) return undefined;
+  snippetRows ??= new SnippetRows(config.searchSnippetCacheBytes);
+  return { rows: snippetRows, stampOf };
 }
 function scanPool(config: Config): ScanPool | undefined {
   if (config.searchThreads > 0) pool ??= new ScanPool(config.searchThreads);
@@ -181,12 +192,14 @@ async function keywordRanked(deps: SearchDeps, em: EntityManager, req: SearchReq
   return keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
 }
 
-/** Drops the cached vectors and keyword indexes and stops the scan threads (at shutdown). */
+/** Drops the cached vectors, keyword indexes and snippet rows and stops the scan threads (at shutdown). */
 export async function closeSearch(): Promise<void> {
   cache?.clear();
   keywordIndexes?.clear();
   keywordIndexes = undefined;
   keywordIndexFailures.clear();
+  snippetRows?.clear();
+  snippetRows = undefined;
   await pool?.close();
   cache = undefined;
   pool = undefined;
@@ -259,16 +272,16 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
     }
     let vector: Float32Array;
     try {
-      vector = await (req.queryVector ?? embedQuery(provider, req.query));
+      vector = await timed(req.timings, 'embed', () => req.queryVector ?? embedQuery(provider, req.query));
     } catch (err) {
       deps.log.warn('embedding the query failed; answering by keyword', { error: (err as Error).message });
       return undefined;
     }
     if (vector.length !== (matrix?.dims ?? inPostgres?.dims)) return undefined;
     const depthWanted = Math.max(depth, EVIDENCE_POOL);
-    const candidates = matrix
-      ? await topK(matrix, vector, depthWanted)
-      : await pgvectorTopK(em, [{ scope: req.scope, rows: inPostgres!.rows }], provider.profileId, vector, depthWanted);
+    const candidates = await timed(req.timings, 'scan', () =>
+      matrix ? topK(matrix, vector, depthWanted) : pgvectorTopK(em, [{ scope: req.scope, rows: inPostgres!.rows }], provider.profileId, vector, depthWanted),
+    );
     return withSiblingSimilarity(candidates, depth, await declarationPages(em, candidates, matrix));
   };
   const semantic = (depth: number) => timed(req.timings, 'semantic', () => semanticRanked(depth));
@@ -314,50 +327,4 @@ export async function semanticAcrossScopes(
   const found = await pgvectorTopK(em, sized, provider.profileId, vector, Math.max(depth, EVIDENCE_POOL));
   const owner = new Map(found.map((r) => [r.id, r]));
   return withSiblingSimilarity(found, depth, await declarationPages(em, found)).map((r) => ({ ...r, repositoryId: owner.get(r.id)!.repositoryId, versionId: owner.get(r.id)!.versionId }));
-}
-
-export interface SnippetRow {
-  id: string;
-  type: 'code' | 'info';
-  title: string | null;
-  content: string;
-  language: string | null;
-  breadcrumb: string | null;
-  tokenCount: number;
-  versionId: string | null;
-  filePath: string;
-  documentId: string;
-  ordinal: number;
-}
-
-/** The snippets of ranked ids, in rank order (ids deleted meanwhile are skipped). */
-export async function loadSnippets(em: EntityManager, ranked: Ranked[]): Promise<(SnippetRow & { score: number })[]> {
-  if (!ranked.length) return [];
-  const rows: { id: string; type: 'code' | 'info'; title: string | null; content: string; language: string | null; breadcrumb: string | null; token_count: number; version_id: string | null; file_path: string; document_id: string; ordinal: number }[] =
-    await em.execute(
-      `select s.id, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.version_id, s.ordinal, s.document_id, d.file_path
-       from snippet s join library_document d on d.id = s.document_id where s.id = any(${TEXT_ARRAY})`,
-      [textArray(ranked.map((r) => r.id))],
-    );
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ranked.flatMap((r) => {
-    const row = byId.get(r.id);
-    if (!row) return [];
-    return [
-      {
-        id: row.id,
-        type: row.type,
-        title: row.title,
-        content: row.content,
-        language: row.language,
-        breadcrumb: row.breadcrumb,
-        tokenCount: row.token_count,
-        versionId: row.version_id,
-        filePath: row.file_path,
-        documentId: row.document_id,
-        ordinal: row.ordinal,
-        score: r.score,
-      },
-    ];
-  });
 }

@@ -245,9 +245,11 @@ describe('GET /api/v1/context', () => {
     const sum = [...keyword].filter(([name]) => name !== 'total').reduce((a, [, ms]) => a + ms, 0);
     expect(keyword.get('total')!).toBeGreaterThanOrEqual(sum - 0.5); // rounding of each entry
     const hybrid = await phases(`/api/v1/context?${new URLSearchParams({ libraryId: `${LIB}/v1.0.0`, query: 'legacyMount', searchMode: 'hybrid', type: 'txt' })}`);
-    expect([...hybrid.keys()].sort()).toEqual(['fuse', 'keyword', 'load', 'profile', 'rerank', 'resolve', 'semantic', 'serialise', 'total', 'widen']);
+    expect([...hybrid.keys()].sort()).toEqual(['embed', 'fuse', 'keyword', 'load', 'profile', 'rerank', 'resolve', 'scan', 'semantic', 'serialise', 'total', 'widen']);
     const v2 = await phases(`/api/v2/context?${new URLSearchParams({ libraryId: LIB, query: 'useEffect', searchMode: 'semantic' })}`);
-    expect([...v2.keys()]).toEqual(['resolve', 'profile', 'semantic', 'rerank', 'load', 'widen', 'serialise', 'total']);
+    expect([...v2.keys()]).toEqual(['resolve', 'profile', 'embed', 'scan', 'semantic', 'rerank', 'load', 'widen', 'serialise', 'total']);
+    // Parts of `semantic`, ended before it: together no longer than it.
+    expect(v2.get('embed')! + v2.get('scan')!).toBeLessThanOrEqual(v2.get('semantic')! + 0.1);
   });
 
   it('reads the active embedding profile in the query that resolves the scope, not in one of its own', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budgetWithSections } from '../../../docindex/search/neighbourhood.js';
-import type { SnippetRow } from '../../../docindex/search/search.js';
+import type { SnippetRow } from '../../../docindex/search/snippet-rows.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 
 /** Widening results to their section (docindex/search/neighbourhood.ts), on snippets written straight into the database. */
