@@ -95,7 +95,10 @@ export class Matrix {
       rowScale = Math.max(rowScale, views.scales[i]!);
     }
     this.rowScale = rowScale;
-    this.bytes = this.memory.buffer.byteLength + ids.length * 68;
+    // Each id string about 68 bytes; a page's document id, read with the rows or learned later, counted from the start.
+    let pageCount = 0;
+    for (let i = 0; i < pageOf.length; i++) pageCount = Math.max(pageCount, pageOf[i]! + 1);
+    this.bytes = this.memory.buffer.byteLength + (ids.length + pageCount) * 68;
   }
 
   /** The `limit` rows most similar to `query` (cosine), best first; ties by row, which is snippet id order. */

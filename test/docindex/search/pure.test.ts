@@ -108,6 +108,8 @@ describe('search helpers', () => {
     // Each result names its page (document), for evidence per page; rows without pages are pages of their own.
     const paged = new Matrix(['a', 'b', 'c'], 2, (i) => rows[i]!, undefined, Int32Array.from([0, 1, 0]));
     expect((await topK(paged, new Float32Array([2, 0]), 2)).map((r) => r.page)).toEqual([0, 0]);
+    // Its size counts each page's document id (learned later, page-name-lookup.ts): two pages here, three above.
+    expect(m.bytes - paged.bytes).toBe(68);
     const cache = new VectorCache(2.5 * m.bytes);
     await cache.get('s1|1', async () => m);
     await cache.get('s2|1', async () => m);
