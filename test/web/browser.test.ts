@@ -217,10 +217,25 @@ describe('the web interface, in a browser', () => {
     await expect.poll(() => asr.cancels.length).toBeGreaterThan(0); // the backend was asked to cancel its job
 
     asr.autoCompleteMs = 200;
-    await job.getByRole('button', { name: 'Retry' }).click();
-    await page.locator(`[data-job-id="${jobId}"][data-status="done"]`).waitFor({ timeout: 30_000 });
     // The status comes by the job's event; its segments by the read that follows the `done` event, a moment later.
+    // That read is held here until the row says done: meanwhile it shows the transcript loading, not the cancelled
+    // run's (empty) one.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(`**/api/jobs/${jobId}`, async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await job.getByRole('button', { name: 'Retry' }).click();
+      await page.locator(`[data-job-id="${jobId}"][data-status="done"]`).waitFor({ timeout: 30_000 });
+      await expect(job.getByTestId('transcript').count()).resolves.toBe(0);
+      await job.getByText('Loading…').waitFor({ state: 'attached', timeout: 1000 });
+    } finally {
+      release();
+    }
     await job.getByTestId('transcript').getByText('sentence number 1 of the demo').waitFor();
+    await page.unroute(`**/api/jobs/${jobId}`);
     expect(unexpectedErrors()).toEqual([]);
   });
 

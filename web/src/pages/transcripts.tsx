@@ -283,6 +283,11 @@ function JobRow({ job, openTranscript, onChanged }: { job: TranscriptionJob; ope
   useEffect(() => {
     if (job.segments) setSegments(job.segments);
   }, [job.segments]);
+  useEffect(() => {
+    // A job run again has none of its earlier run's transcript: until its `done` read brings the new one, it is loading
+    // (its status event comes first), not an empty transcript.
+    if (job.status !== 'done') setSegments(null);
+  }, [job.status]);
 
   const source = job.source === 'url' ? job.sourceUrl : job.source === 'recording' ? 'recording' : job.fileName;
   return (
