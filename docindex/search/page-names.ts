@@ -65,12 +65,10 @@ export function isDeclarationFile(filePath: string): boolean {
   return /\.d\.[cm]?ts$|\.pyi$/i.test(filePath);
 }
 
-/** Whether a query term's stems (`stems`, computed once per query) name the page. */
+/**
+ * Whether a query term names the page: its whole form or one of its words (its `stems`, computed once per query) is a
+ * word of the page's name.
+ */
 export function stemsNamePage(stemsOfTerm: readonly string[], names: readonly string[]): boolean {
   return names.length > 0 && stemsOfTerm.some((s) => names.includes(s));
-}
-
-/** Whether a query term names the page: its whole form or one of its words is a word of the page's name. */
-export function termNamesPage(term: string, names: readonly string[]): boolean {
-  return stemsNamePage(stems(term), names);
 }
