@@ -254,11 +254,12 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
   const stamp = scopeStamp(version ? version.indexedAt : lib.lastIndexedAt);
   const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp, timings: t, activeProfile: profile });
   // One page, or one text twice, does not crowd out the next page that answers (distinct.ts).
-  const fetched = await timed(t, 'load', async () => distinctResults(await loadSnippets(em, found.ranked, keptRows(deps.config, () => stamp))));
+  const kept = keptRows(deps.config, () => stamp);
+  const fetched = await timed(t, 'load', async () => distinctResults(await loadSnippets(em, found.ranked, kept)));
   // Read as text (the MCP tool, Context7's txt), results carry their neighbourhood within the budget.
   const snippets =
     p.type === 'txt'
-      ? await timed(t, 'widen', () => budgetWithSections(em, fetched, p.tokens))
+      ? await timed(t, 'widen', () => budgetWithSections(em, fetched, p.tokens, kept))
       : timedSync(t, 'budget', () => applyBudget(fetched, p.tokensGiven ? p.tokens : undefined));
   const versionTags: Record<string, string> = {};
   if (version) versionTags[version.id] = version.tag;

@@ -253,8 +253,9 @@ export async function retrieveAcrossLibraries(deps: RetrievalDeps, p: ContextPar
     const t = found.owner.get(id);
     return t && scopeStamp(t.version ? t.version.indexedAt : t.lib.lastIndexedAt);
   };
-  const fetched = distinctResults(await loadSnippets(em, ranked, keptRows(deps.config, stampOf)));
-  const kept = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
+  const keptRowsOf = keptRows(deps.config, stampOf);
+  const fetched = distinctResults(await loadSnippets(em, ranked, keptRowsOf));
+  const kept = p.type === 'txt' ? await budgetWithSections(em, fetched, p.tokens, keptRowsOf) : applyBudget(fetched, p.tokensGiven ? p.tokens : undefined);
   const snippets = kept.map((s) => {
     const t = found.owner.get(s.id);
     return { ...s, libraryId: t?.lib.id ?? '', versionTag: t?.version?.tag ?? null };

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { SnippetRow } from './snippet-rows.js';
+import type { KeptRows, SnippetRow } from './snippet-rows.js';
 
 /**
  * Results that carry their neighbourhood. The parser cuts a section into a prose snippet and its code blocks, and a
@@ -53,25 +53,46 @@ export function joinSection(parts: Pick<Neighbour, 'type' | 'title' | 'content' 
   return out.join('\n\n');
 }
 
-/** The snippets around each hit in its file, in file order (at most REACH on either side). */
-async function neighbours(em: EntityManager, hits: Hit[]): Promise<Map<string, Neighbour[]>> {
-  const rows: { id: string; document_id: string; type: 'code' | 'info'; title: string | null; content: string; language: string | null; breadcrumb: string | null; token_count: number; ordinal: number }[] =
-    await em.execute(
-      `select s.id, s.document_id, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.ordinal
-       from json_to_recordset(?::json) as h(document_id text, ordinal int) join snippet s on s.document_id = h.document_id
-       where s.ordinal between h.ordinal - ${REACH} and h.ordinal + ${REACH}
-       order by s.document_id, s.ordinal`,
-      [JSON.stringify(hits.map((h) => ({ document_id: h.documentId, ordinal: h.ordinal })))],
-    );
-  const byDoc = new Map<string, Neighbour[]>();
-  const seen = new Set<string>();
-  for (const r of rows) {
-    if (seen.has(r.id)) continue; // two hits in one file share their neighbours
-    seen.add(r.id);
-    const list = byDoc.get(r.document_id) ?? [];
-    list.push({ id: r.id, documentId: r.document_id, type: r.type, title: r.title, content: r.content, language: r.language, breadcrumb: r.breadcrumb, tokenCount: r.token_count, ordinal: r.ordinal });
-    byDoc.set(r.document_id, list);
+/**
+ * The snippets around each hit in its file, in file order (at most REACH on either side): from `kept` for a hit whose
+ * neighbours and their rows it holds, the others' read in one statement and kept (snippet-rows.ts).
+ */
+async function neighbours(em: EntityManager, hits: Hit[], kept?: KeptRows): Promise<Map<string, Neighbour[]>> {
+  const found = new Map<string, Neighbour>();
+  const missing: Hit[] = [];
+  for (const h of hits) {
+    const stamp = kept?.stampOf(h.id);
+    const ids = stamp === undefined ? undefined : kept!.rows.neighbours(h.id, stamp);
+    const rows = ids?.map((id) => kept!.rows.get(id, stamp!));
+    if (rows?.every((r) => r !== undefined)) for (const r of rows) found.set(r!.id, r!);
+    else missing.push(h);
   }
+  if (missing.length) {
+    const rows: { id: string; document_id: string; type: 'code' | 'info'; title: string | null; content: string; language: string | null; breadcrumb: string | null; token_count: number; ordinal: number }[] =
+      await em.execute(
+        `select s.id, s.document_id, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.ordinal
+         from json_to_recordset(?::json) as h(document_id text, ordinal int) join snippet s on s.document_id = h.document_id
+         where s.ordinal between h.ordinal - ${REACH} and h.ordinal + ${REACH}
+         order by s.document_id, s.ordinal`,
+        [JSON.stringify(missing.map((h) => ({ document_id: h.documentId, ordinal: h.ordinal })))],
+      );
+    for (const r of rows) {
+      found.set(r.id, { id: r.id, documentId: r.document_id, type: r.type, title: r.title, content: r.content, language: r.language, breadcrumb: r.breadcrumb, tokenCount: r.token_count, ordinal: r.ordinal });
+    }
+    if (kept) {
+      for (const h of missing) {
+        const stamp = kept.stampOf(h.id);
+        if (stamp === undefined) continue;
+        // A neighbour shares its hit's file, hence its path and version.
+        const around = rows.filter((r) => r.document_id === h.documentId && Math.abs(r.ordinal - h.ordinal) <= REACH);
+        for (const r of around) kept.rows.set({ ...found.get(r.id)!, versionId: h.versionId, filePath: h.filePath }, stamp);
+        kept.rows.setNeighbours(h.id, stamp, [...new Set(around.map((r) => r.id))]); // two hits of a file read their shared rows twice
+      }
+    }
+  }
+  const byDoc = new Map<string, Neighbour[]>();
+  for (const n of found.values()) byDoc.set(n.documentId, [...(byDoc.get(n.documentId) ?? []), n]);
+  for (const list of byDoc.values()) list.sort((a, b) => a.ordinal - b.ordinal);
   return byDoc;
 }
 
@@ -84,12 +105,12 @@ const SHARE = 3;
  * breadcrumb; its title is the section's, its content the section's snippets joined (joinSection), its token count
  * the sum of theirs.
  */
-export async function budgetWithSections(em: EntityManager, ranked: Hit[], budget: number): Promise<Hit[]> {
+export async function budgetWithSections(em: EntityManager, ranked: Hit[], budget: number, kept?: KeptRows): Promise<Hit[]> {
   // Only results that could be kept need their neighbours: as many as fit without widening.
   let fit = 0;
   for (let used = 0; fit < ranked.length && (fit === 0 || used + ranked[fit]!.tokenCount <= budget); fit++) used += ranked[fit]!.tokenCount;
   if (!fit) return [];
-  const docs = await neighbours(em, ranked.slice(0, fit));
+  const docs = await neighbours(em, ranked.slice(0, fit), kept);
   let used = 0;
   const placed = new Set<string>(); // shown already, on its own or inside a widened result
   const out: Hit[] = [];

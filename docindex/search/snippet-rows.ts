@@ -17,23 +17,26 @@ export interface SnippetRow {
   ordinal: number;
 }
 
-/** What a kept row is counted as: its strings at two bytes a character, its key, and the objects around them. */
-const ROW_OVERHEAD = 240;
+/** What a kept entry is counted as: its strings at two bytes a character, its key, and the objects around them. */
+const ENTRY_OVERHEAD = 240;
 const rowBytes = (r: SnippetRow, key: string) =>
-  ROW_OVERHEAD + 2 * (key.length + r.id.length + r.content.length + (r.title?.length ?? 0) + (r.breadcrumb?.length ?? 0) + (r.language?.length ?? 0) + (r.versionId?.length ?? 0) + r.filePath.length + r.documentId.length);
+  ENTRY_OVERHEAD + 2 * (key.length + r.id.length + r.content.length + (r.title?.length ?? 0) + (r.breadcrumb?.length ?? 0) + (r.language?.length ?? 0) + (r.versionId?.length ?? 0) + r.filePath.length + r.documentId.length);
+const idsBytes = (ids: readonly string[], key: string) => ENTRY_OVERHEAD + 2 * key.length + ids.reduce((sum, id) => sum + 16 + 2 * id.length, 0);
 
 /**
  * The rows of snippets answers have shown lately, kept in this process up to `maxBytes` (SEARCH_SNIPPET_CACHE_MB),
  * the least recently shown dropped first: assistants ask a library's common questions again and again, and reading
- * the same fifty rows back from PostgreSQL was most of an answer's database time (bench/README.md, "Context").
+ * the same fifty rows back from PostgreSQL was most of an answer's database time (bench/README.md, "Context"). With
+ * them, the snippets around each result that text answers widen it with (neighbourhood.ts): which ids they are, their
+ * rows kept as the others.
  *
  * A row is kept under its id and its scope's stamp (search.ts, `scopeStamp`), which changes whenever the scope is
  * re-indexed: a snippet's id already names its library, version, file, place and text (docindex/pipeline.ts,
- * `snippetId`), and the stamp covers what a re-index may change beside them (its title, its breadcrumb). Rows of an
- * older stamp are never asked for again and leave with the least recently used.
+ * `snippetId`), and the stamp covers what a re-index may change beside them (its title, its breadcrumb, its
+ * neighbours). Entries of an older stamp are never asked for again and leave with the least recently used.
  */
 export class SnippetRows {
-  private readonly rows = new Map<string, { row: SnippetRow; bytes: number }>();
+  private readonly entries = new Map<string, { value: SnippetRow | readonly string[]; bytes: number }>();
   private total = 0;
 
   constructor(private readonly maxBytes: number) {}
@@ -43,34 +46,50 @@ export class SnippetRows {
   }
 
   get(id: string, stamp: string): SnippetRow | undefined {
-    const key = `${id}|${stamp}`;
-    const hit = this.rows.get(key);
-    if (!hit) return undefined;
-    this.rows.delete(key); // re-insert: Map order is the recency order
-    this.rows.set(key, hit);
-    return hit.row;
+    return this.take(`r|${id}|${stamp}`) as SnippetRow | undefined;
   }
 
   set(row: SnippetRow, stamp: string): void {
-    const key = `${row.id}|${stamp}`;
-    const bytes = rowBytes(row, key);
+    const key = `r|${row.id}|${stamp}`;
+    this.put(key, row, rowBytes(row, key));
+  }
+
+  /** The ids of the snippets around snippet `id` in its file (neighbourhood.ts, `REACH`), in file order. */
+  neighbours(id: string, stamp: string): readonly string[] | undefined {
+    return this.take(`n|${id}|${stamp}`) as readonly string[] | undefined;
+  }
+
+  setNeighbours(id: string, stamp: string, ids: readonly string[]): void {
+    const key = `n|${id}|${stamp}`;
+    this.put(key, ids, idsBytes(ids, key));
+  }
+
+  private take(key: string): SnippetRow | readonly string[] | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    this.entries.delete(key); // re-insert: Map order is the recency order
+    this.entries.set(key, hit);
+    return hit.value;
+  }
+
+  private put(key: string, value: SnippetRow | readonly string[], bytes: number): void {
     if (bytes > this.maxBytes) return;
-    const old = this.rows.get(key);
+    const old = this.entries.get(key);
     if (old) {
-      this.rows.delete(key);
+      this.entries.delete(key);
       this.total -= old.bytes;
     }
-    this.rows.set(key, { row, bytes });
+    this.entries.set(key, { value, bytes });
     this.total += bytes;
-    for (const [k, e] of this.rows) {
+    for (const [k, e] of this.entries) {
       if (this.total <= this.maxBytes) break;
-      this.rows.delete(k);
+      this.entries.delete(k);
       this.total -= e.bytes;
     }
   }
 
   clear(): void {
-    this.rows.clear();
+    this.entries.clear();
     this.total = 0;
   }
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budgetWithSections } from '../../../docindex/search/neighbourhood.js';
-import type { SnippetRow } from '../../../docindex/search/snippet-rows.js';
+import { type SnippetRow, SnippetRows } from '../../../docindex/search/snippet-rows.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 
 /** Widening results to their section (docindex/search/neighbourhood.ts), on snippets written straight into the database. */
@@ -50,6 +50,27 @@ describe('widening results to their section', () => {
       // Each result is a run of consecutive lines around its own hit, within the reach of the widening.
       expect(got).toEqual(Array.from({ length: got.length }, (_, i) => got[0]! + i));
       expect(Math.max(...got.map((n) => Math.abs(n - at)))).toBeLessThanOrEqual(8);
+    }
+  });
+
+  it('widens a result asked for again from the rows kept, the same as from PostgreSQL, until the stamp moves', async () => {
+    const em = stack.orm.em.fork();
+    const plain = await budgetWithSections(em, [row(20), row(23)], 10_000);
+    const rows = new SnippetRows(1 << 20);
+    const kept = (stamp: string) => ({ rows, stampOf: () => stamp });
+    expect(await budgetWithSections(em, [row(20), row(23)], 10_000, kept('1'))).toEqual(plain);
+    // Each hit's neighbours are kept once, and their rows with them (the two hits share theirs).
+    expect(rows.neighbours('s20', '1')).toEqual(Array.from({ length: 17 }, (_, i) => `s${12 + i}`));
+    expect(rows.get('s28', '1')?.filePath).toBe('NOTES.txt');
+    await sql(`update snippet set content = 'changed' where id = 's21'`);
+    try {
+      // Asked again under the same stamp: nothing is read, so the change behind the index's back is not seen.
+      expect(await budgetWithSections(em, [row(20), row(23)], 10_000, kept('1'))).toEqual(plain);
+      // Another stamp (a re-index) reads them again.
+      const fresh = await budgetWithSections(em, [row(20), row(23)], 10_000, kept('2'));
+      expect(fresh[0]!.content).toContain('changed');
+    } finally {
+      await sql(`update snippet set content = 'line 21' where id = 's21'`);
     }
   });
 });
