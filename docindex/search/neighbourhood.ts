@@ -91,7 +91,11 @@ async function neighbours(em: EntityManager, hits: Hit[], kept?: KeptRows): Prom
     }
   }
   const byDoc = new Map<string, Neighbour[]>();
-  for (const n of found.values()) byDoc.set(n.documentId, [...(byDoc.get(n.documentId) ?? []), n]);
+  for (const n of found.values()) {
+    const list = byDoc.get(n.documentId);
+    if (list) list.push(n);
+    else byDoc.set(n.documentId, [n]);
+  }
   for (const list of byDoc.values()) list.sort((a, b) => a.ordinal - b.ordinal);
   return byDoc;
 }

@@ -19,7 +19,12 @@ let browser: BrowserSubscriber;
 beforeAll(async () => {
   llm = await FakeLlm.start();
   h = await startTranscriptionHarness({
-    env: { LLM_API_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test-llm', LLM_MODEL: 'fake-model', TRANSLATION_CHUNK_LINES: '4', TRANSLATION_CONTEXT_LINES: '2', TRANSCRIPT_LLM_ATTEMPTS: '2', SUMMARY_CHUNK_SEGMENTS: '10' },
+    env: {
+      LLM_API_BASE_URL: llm.baseUrl, LLM_API_KEY: 'sk-test-llm', LLM_MODEL: 'fake-model', TRANSLATION_CHUNK_LINES: '4', TRANSLATION_CONTEXT_LINES: '2', TRANSCRIPT_LLM_ATTEMPTS: '2', SUMMARY_CHUNK_SEGMENTS: '10',
+      // Nothing here tests a hung step: the harness's 3 s let a busy CI machine time out a translation's heartbeat,
+      // which spent the attempt a test meant for the model's mistake. Cancelling still reaches the step in time.
+      TRANSCRIPTION_HEARTBEAT_TIMEOUT_MS: '8000',
+    },
   });
   browser = new BrowserSubscriber(`${h.push.url}/push/browser-1`);
   await fetch(`${h.url}/api/notifications/subscribe`, {
