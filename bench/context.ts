@@ -76,6 +76,7 @@ interface Measured {
 }
 
 /** Two-to-three-word questions, an identifier, and single words found in 40% of the snippets (the costly case). */
+const SEARCH_SETTINGS = ['SEARCH_RANK_CANDIDATES', 'SEARCH_KEYWORD_CACHE_MB', 'SEARCH_SNIPPET_CACHE_MB', 'SEARCH_QUERY_VECTORS'];
 const QUESTIONS = ['router cache', 'configure the server', 'useEffect cleanup', 'handle error response', 'deploy token', 'w1x w2x', 'wax query', 'render component state', 'configure', 'router'];
 
 /**
@@ -209,9 +210,8 @@ export async function context(): Promise<void> {
       DATA_DIR: dir,
       DATABASE_URL: pg.url,
       LOG_LEVEL: 'warn',
-      ...(process.env.SEARCH_RANK_CANDIDATES && { SEARCH_RANK_CANDIDATES: process.env.SEARCH_RANK_CANDIDATES }),
-      ...(process.env.SEARCH_KEYWORD_CACHE_MB && { SEARCH_KEYWORD_CACHE_MB: process.env.SEARCH_KEYWORD_CACHE_MB }),
-      ...(process.env.SEARCH_SNIPPET_CACHE_MB && { SEARCH_SNIPPET_CACHE_MB: process.env.SEARCH_SNIPPET_CACHE_MB }),
+      // The search settings a run may compare, as the environment gives them.
+      ...Object.fromEntries(SEARCH_SETTINGS.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
     });
     await orm.em.fork().execute(
       `insert into embedding_profile (id, name, provider, model, dimensions, is_default, enabled, config, created_at, updated_at) values ('bench', 'bench', 'local-transformers', 'tiny-bert', ${DIMS}, true, true, ?::jsonb, now(), now())`,

@@ -87,6 +87,8 @@ export interface DocIndexConfig {
   searchKeywordCacheBytes: number;
   /** Context answers: the most memory the snippet rows kept in this process may take (SEARCH_SNIPPET_CACHE_MB; 0 = none kept). */
   searchSnippetCacheBytes: number;
+  /** Semantic search: how many questions' vectors each embedding provider keeps (SEARCH_QUERY_VECTORS; 0 = none kept). */
+  searchQueryVectors: number;
   /** Semantic search: threads that scan vectors (SEARCH_THREADS; 0 = on the event loop). */
   searchThreads: number;
   /** Keyword search: the most matches a query reads, shared between its terms (SEARCH_RANK_CANDIDATES); see docindex/search/keyword.ts. */
@@ -191,6 +193,12 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, Nested> & {
     meaning:
       'memory (MB) for the snippet rows context answers showed lately (with the snippets text answers widened them with), kept in this ' +
       'process until their library is re-indexed (least recently shown dropped), so a question asked again reads no snippet from PostgreSQL; `0` keeps none',
+  },
+  searchQueryVectors: {
+    variable: 'SEARCH_QUERY_VECTORS', section: 'search', parse: int(0, 1_000_000), default: '1000',
+    meaning:
+      'how many questions\' vectors semantic and hybrid search keep in this process (least recently asked dropped), so a question asked again is ' +
+      'not embedded again; dropped when the embedding profile changes; `0` embeds every question',
   },
   searchThreads: {
     variable: 'SEARCH_THREADS', section: 'search', parse: int(0, 64),

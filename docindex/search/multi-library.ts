@@ -3,13 +3,13 @@ import { NotFoundError, UnavailableError, ValidationError } from '../../core/err
 import { Library, type LibraryVersion } from '../entities/library.js';
 import { LibraryRules } from '../entities/snippet.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
-import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
+import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { type LibraryRef, MAX_LIBRARY_LIST, parseLibraryRefList, splitLibraryList } from '../ids.js';
 import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { distinctResults } from './distinct.js';
-import { fuse, fusionAlpha, keptRows, rankScope, scopeStamp, semanticAcrossScopes, type UsedSearchMode } from './search.js';
+import { fuse, fusionAlpha, keptRows, queryVector as embeddedQuery, rankScope, scopeStamp, semanticAcrossScopes, type UsedSearchMode } from './search.js';
 import { loadSnippets } from './snippet-rows.js';
 import { applyBudget, type ContextParams, contextResultsText, snippetJson, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
@@ -197,7 +197,7 @@ async function searchAll(deps: RetrievalDeps, targets: Target[], p: ContextParam
   const want = { keyword: mode === 'hybrid' && p.alpha < 1, semantic: mode === 'semantic' || p.alpha > 0 };
   // The query is embedded once for every scope. A failure is each scope's to handle (it answers by keyword); the
   // catch only keeps a rejection no scope awaited (none had vectors) from going unhandled.
-  const queryVector = want.semantic ? embedQuery(provider, query) : undefined;
+  const queryVector = want.semantic ? embeddedQuery(deps.config, provider, query) : undefined;
   queryVector?.catch(() => undefined);
   const depth = SCOPE_DEPTH * targets.length;
   // With SEARCH_VECTORS=pgvector one statement gives every scope's semantic list; the keyword lists are per scope.

@@ -10,6 +10,7 @@ import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { hasIdentifier } from './keyword-plan.js';
 import { type KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
 import { pgvectorTopK, scopeVectors, type ScopeVectors } from './pgvector.js';
+import { QueryVectors } from './query-vectors.js';
 import { ScopeCache } from './scope-cache.js';
 import { type KeptRows, SnippetRows } from './snippet-rows.js';
 import { UnsupportedQueryError } from './tsquery.js';
@@ -71,6 +72,7 @@ let cache: VectorCache | undefined;
 let keywordIndexes: ScopeCache<KeywordIndex> | undefined;
 let pool: ScanPool | undefined;
 let snippetRows: SnippetRows | undefined;
+let queryVectors = new WeakMap<EmbeddingProvider, QueryVectors>();
 /** The process's vector cache and scan threads (one each per API or MCP process). */
 export function vectorCache(config: Config): VectorCache {
   cache ??= new VectorCache(config.searchVectorCacheBytes);
@@ -85,6 +87,20 @@ export function keptRows(config: Config, stampOf: KeptRows['stampOf']): KeptRows
   if (config.searchSnippetCacheBytes <= 0) return undefined;
   snippetRows ??= new SnippetRows(config.searchSnippetCacheBytes);
   return { rows: snippetRows, stampOf };
+}
+
+/**
+ * The query's vector under the provider: kept for the questions asked lately (query-vectors.ts), unless
+ * SEARCH_QUERY_VECTORS is 0.
+ */
+export function queryVector(config: Config, provider: EmbeddingProvider, query: string): Promise<Float32Array> {
+  if (config.searchQueryVectors <= 0) return embedQuery(provider, query);
+  let kept = queryVectors.get(provider);
+  if (!kept) {
+    kept = new QueryVectors(provider, config.searchQueryVectors);
+    queryVectors.set(provider, kept);
+  }
+  return kept.get(query);
 }
 function scanPool(config: Config): ScanPool | undefined {
   if (config.searchThreads > 0) pool ??= new ScanPool(config.searchThreads);
@@ -192,7 +208,7 @@ async function keywordRanked(deps: SearchDeps, em: EntityManager, req: SearchReq
   return keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
 }
 
-/** Drops the cached vectors, keyword indexes and snippet rows and stops the scan threads (at shutdown). */
+/** Drops the cached vectors, keyword indexes, snippet rows and query vectors and stops the scan threads (at shutdown). */
 export async function closeSearch(): Promise<void> {
   cache?.clear();
   keywordIndexes?.clear();
@@ -200,6 +216,7 @@ export async function closeSearch(): Promise<void> {
   keywordIndexFailures.clear();
   snippetRows?.clear();
   snippetRows = undefined;
+  queryVectors = new WeakMap();
   await pool?.close();
   cache = undefined;
   pool = undefined;
@@ -272,7 +289,7 @@ export async function rankScope(deps: SearchDeps, em: EntityManager, req: Search
     }
     let vector: Float32Array;
     try {
-      vector = await timed(req.timings, 'embed', () => req.queryVector ?? embedQuery(provider, req.query));
+      vector = await timed(req.timings, 'embed', () => req.queryVector ?? queryVector(deps.config, provider, req.query));
     } catch (err) {
       deps.log.warn('embedding the query failed; answering by keyword', { error: (err as Error).message });
       return undefined;

@@ -12,6 +12,7 @@ import { buildTinyModel } from '../../../fakes/tiny-model.js';
 import { parseServerTiming } from '../../../docindex/search/timings.js';
 import { contextParams, retrieveContext } from '../../../docindex/search/context.js';
 import { createLogger } from '../../../core/log.js';
+import { activeEmbeddingProvider } from '../../../docindex/embeddings/profiles.js';
 
 let tmp: string;
 let stack: TestStack;
@@ -272,6 +273,28 @@ describe('GET /api/v1/context', () => {
       }
     } finally {
       connection.execute = execute;
+    }
+  });
+
+  it('embeds a question asked again once, in one library or several (docindex/search/query-vectors.ts)', async () => {
+    const provider = (await activeEmbeddingProvider(stack.orm.em.fork(), stack.config))!;
+    const embed = provider.embed;
+    const embedded: string[] = [];
+    provider.embed = function (this: typeof provider, texts, signal) {
+      embedded.push(...texts);
+      return embed.call(this, texts, signal);
+    };
+    try {
+      const ask = (libraryId: string) => ctx({ libraryId, query: 'effect hook cleanup, asked again', searchMode: 'hybrid' });
+      const first = await ask(LIB);
+      expect(first.status).toBe(200);
+      expect(first.body.searchMode).toBe('hybrid');
+      const again = await ask(LIB);
+      expect(again.body.snippets).toEqual(first.body.snippets);
+      expect((await ask(`${LIB},${LIB}/v1.0.0`)).body.searchMode).toBe('hybrid');
+      expect(embedded).toEqual(['effect hook cleanup, asked again']);
+    } finally {
+      provider.embed = embed;
     }
   });
 

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import type { Config } from '../../../core/config.js';
+import { NO_CONVENTIONS } from '../../../docindex/embeddings/conventions.js';
+import type { EmbeddingProvider } from '../../../docindex/embeddings/provider.js';
+import { QueryVectors } from '../../../docindex/search/query-vectors.js';
+import { queryVector } from '../../../docindex/search/search.js';
+
+/**
+ * The vectors of questions asked lately (docindex/search/query-vectors.ts): a question asked again, or while it is
+ * being embedded, is embedded once; a failure is tried again; the least recently asked leave first; each provider
+ * (one per profile and settings) has its own.
+ */
+function provider(fail?: (text: string) => boolean) {
+  const asked: string[] = [];
+  let release: () => void = () => undefined;
+  let gate = Promise.resolve();
+  const p: EmbeddingProvider = {
+    profileId: 'p',
+    model: 'm',
+    dimensions: 2,
+    conventions: { ...NO_CONVENTIONS, queryPrefix: 'query: ' },
+    async embed(texts) {
+      asked.push(...texts);
+      await gate;
+      if (texts.some((t) => fail?.(t))) throw new Error('model away');
+      return texts.map((t) => Float32Array.of(t.length, 1));
+    },
+    close: async () => undefined,
+  };
+  return {
+    p,
+    asked,
+    hold: () => {
+      gate = new Promise((r) => (release = r));
+      return () => release();
+    },
+  };
+}
+
+describe('QueryVectors', () => {
+  it('embeds a question once, with its prefix, however often and however concurrently it is asked', async () => {
+    const { p, asked, hold } = provider();
+    const kept = new QueryVectors(p, 10);
+    const release = hold();
+    const waiting = [kept.get('router cache'), kept.get('router cache'), kept.get('router cache')];
+    release();
+    const [a, b, c] = await Promise.all(waiting);
+    expect(asked).toEqual(['query: router cache']);
+    expect(a).toBe(b);
+    expect(c).toEqual(Float32Array.of('query: router cache'.length, 1));
+    expect(await kept.get('router cache')).toBe(a);
+    expect(asked).toHaveLength(1);
+    await kept.get('Router cache'); // another text is another question
+    expect(asked).toEqual(['query: router cache', 'query: Router cache']);
+  });
+
+  it('keeps no failure: the next ask embeds again', async () => {
+    let down = true;
+    const { p, asked } = provider(() => down);
+    const kept = new QueryVectors(p, 10);
+    await expect(kept.get('q')).rejects.toThrow('model away');
+    expect(kept.size).toBe(0);
+    down = false;
+    expect(await kept.get('q')).toEqual(Float32Array.of(8, 1));
+    expect(asked).toEqual(['query: q', 'query: q']);
+  });
+
+  it('drops the least recently asked beyond its entries', async () => {
+    const { p, asked } = provider();
+    const kept = new QueryVectors(p, 2);
+    for (const q of ['a', 'b', 'a', 'c']) await kept.get(q); // a was asked after b, so b goes
+    expect(kept.size).toBe(2);
+    asked.length = 0;
+    await kept.get('a');
+    await kept.get('c');
+    expect(asked).toEqual([]);
+    await kept.get('b');
+    expect(asked).toEqual(['query: b']);
+  });
+});
+
+describe('queryVector', () => {
+  it('keeps vectors per provider, and none with SEARCH_QUERY_VECTORS=0', async () => {
+    const on = { searchQueryVectors: 1000 } as Config;
+    const one = provider();
+    const other = provider();
+    await queryVector(on, one.p, 'deploy token');
+    await queryVector(on, one.p, 'deploy token');
+    await queryVector(on, other.p, 'deploy token'); // another profile's model: its own vector
+    expect(one.asked).toHaveLength(1);
+    expect(other.asked).toHaveLength(1);
+    const off = { searchQueryVectors: 0 } as Config;
+    const third = provider();
+    await queryVector(off, third.p, 'deploy token');
+    await queryVector(off, third.p, 'deploy token');
+    expect(third.asked).toHaveLength(2);
+  });
+});
