@@ -18,6 +18,7 @@ import { Timings } from '../docindex/search/timings.js';
 import { startFakeRerank } from '../fakes/fake-rerank.js';
 import { buildTinyModel } from '../fakes/tiny-model.js';
 import { cpuPerQuery, cpuSample, startProfile } from './cpu.js';
+import { isRealModel, realModel } from './quality-model.js';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const DIMS = 384;
@@ -193,7 +194,9 @@ async function firstQueries(deps: RetrievalDeps): Promise<void> {
 /**
  * Context retrieval latency (the retrieval code the API route and MCP call, in-process: no HTTP) for each mode with
  * 10k and 100k generated snippets in one library, 1 and 16 concurrent clients. Query embeddings come from the
- * tiny local model built with 384 dimensions (in its worker thread), so the vector scan is the real model's size.
+ * tiny local model built with 384 dimensions (in its worker thread), so the vector scan is the real model's size;
+ * BENCH_MODEL names a real one of bench/quality-model.ts instead (all 384 dimensions), whose inference costs what it
+ * costs in production.
  * BENCH_SNIPPETS=10000 (comma-separated) runs only those sizes; BENCH_RERANK=0 leaves out the reranking round;
  * BENCH_CPU_PROFILE=/tmp/p writes a V8 profile of the main thread per mode of the 16-client rounds (/tmp/p-hybrid.cpuprofile).
  */
@@ -205,7 +208,11 @@ export async function context(): Promise<void> {
   const orm = await openDatabase(pg.url);
   try {
     await migrate(orm, pg.url);
-    const model = await buildTinyModel(path.join(dir, 'model'), { hidden: DIMS });
+    const benchModel = process.env.BENCH_MODEL;
+    let model = { name: 'tiny-bert', path: '' };
+    if (!benchModel) model.path = (await buildTinyModel(path.join(dir, 'model'), { hidden: DIMS })).path;
+    else if (isRealModel(benchModel)) model = { name: benchModel, path: await realModel(benchModel) };
+    else throw new Error(`BENCH_MODEL: no model ${benchModel} in bench/quality-model.ts`);
     const config = loadConfig({
       DATA_DIR: dir,
       DATABASE_URL: pg.url,
@@ -214,11 +221,11 @@ export async function context(): Promise<void> {
       ...Object.fromEntries(SEARCH_SETTINGS.flatMap((name) => (process.env[name] ? [[name, process.env[name]]] : []))),
     });
     await orm.em.fork().execute(
-      `insert into embedding_profile (id, name, provider, model, dimensions, is_default, enabled, config, created_at, updated_at) values ('bench', 'bench', 'local-transformers', 'tiny-bert', ${DIMS}, true, true, ?::jsonb, now(), now())`,
-      [JSON.stringify({ modelPath: model.path })],
+      `insert into embedding_profile (id, name, provider, model, dimensions, is_default, enabled, config, created_at, updated_at) values ('bench', 'bench', 'local-transformers', ?, ${DIMS}, true, true, ?::jsonb, now(), now())`,
+      [model.name, JSON.stringify({ modelPath: model.path })],
     );
     const deps: RetrievalDeps = { config, orm, log };
-    console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}; ${DIMS}-dimension vectors; run ${randomBytes(2).toString('hex')}`);
+    console.log(`machine: ${os.cpus().length} cores, ${os.cpus()[0]?.model}, node ${process.version}; ${DIMS}-dimension vectors, query model ${model.name}; run ${randomBytes(2).toString('hex')}`);
     const sizes = process.env.BENCH_SNIPPETS ? process.env.BENCH_SNIPPETS.split(',').map(Number) : [10_000, 100_000];
     for (const n of sizes) {
       const t0 = performance.now();

@@ -1,17 +1,33 @@
-import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
+import { embedAs, type EmbeddingProvider } from '../embeddings/provider.js';
+
+/** Questions embedded together at most: those that arrive while an embedding runs wait for it and then share one call. */
+const MAX_BATCH = 8;
+
+interface Waiting {
+  query: string;
+  resolve(vector: Float32Array): void;
+  reject(err: Error): void;
+}
 
 /**
- * The vectors of the questions a provider was asked lately, at most `maxEntries` of them, the least recently asked
- * dropped first: assistants ask a library's common questions again and again, and embedding one costs a model
- * thread's turn (a local model) or a round trip and a fee (a remote one). Questions asked while the same one is being
- * embedded wait for it instead of embedding it again; a failure is not kept, so the next ask tries again.
+ * A provider's query vectors for search. The questions asked lately are kept, at most `maxEntries` of them, the least
+ * recently asked dropped first: assistants ask a library's common questions again and again, and embedding one costs
+ * a model thread's turn (a local model) or a round trip and a fee (a remote one). A question asked while the same one
+ * is being embedded waits for it; a failure is not kept, so the next ask tries again.
  *
- * One cache per provider object (search.ts, `queryVector`): a provider is replaced whenever its profile changes
+ * Questions that arrive while the provider is embedding others are embedded together in its next call, as the vector
+ * scan shares passes (vectors.ts): a model thread runs one call at a time, and one run over a few short questions
+ * costs little more than one over a single question, where a queue of single runs would make the last one wait for
+ * all. A question asked while the provider is idle goes at once, alone.
+ *
+ * One per provider object (search.ts, `queryVector`): a provider is replaced whenever its profile changes
  * (docindex/embeddings/profiles.ts), so a vector is never answered for a model or settings other than its own. The
  * vectors are shared between answers and must not be written to (the scan normalises into a copy: vectors.ts).
  */
 export class QueryVectors {
   private readonly entries = new Map<string, Promise<Float32Array>>();
+  private readonly waiting: Waiting[] = [];
+  private embedding = false;
 
   constructor(
     private readonly provider: EmbeddingProvider,
@@ -23,18 +39,46 @@ export class QueryVectors {
   }
 
   get(query: string): Promise<Float32Array> {
+    if (this.maxEntries <= 0) return this.embed(query);
     const hit = this.entries.get(query);
     if (hit) {
       this.entries.delete(query); // re-insert: Map order is the recency order
       this.entries.set(query, hit);
       return hit;
     }
-    const vector = embedQuery(this.provider, query);
+    const vector = this.embed(query);
     this.entries.set(query, vector);
     vector.catch(() => {
       if (this.entries.get(query) === vector) this.entries.delete(query);
     });
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     return vector;
+  }
+
+  private embed(query: string): Promise<Float32Array> {
+    return new Promise<Float32Array>((resolve, reject) => {
+      this.waiting.push({ query, resolve, reject });
+      if (!this.embedding) void this.embedWaiting();
+    });
+  }
+
+  /** Embeds the waiting questions, up to MAX_BATCH a call, until none are left; a failed call fails its batch only. */
+  private async embedWaiting(): Promise<void> {
+    this.embedding = true;
+    while (this.waiting.length) {
+      const batch = this.waiting.splice(0, MAX_BATCH);
+      try {
+        const vectors = await embedAs(
+          this.provider,
+          'query',
+          batch.map((w) => w.query),
+        );
+        if (vectors.length !== batch.length) throw new Error(`the provider answered ${vectors.length} vectors for ${batch.length} questions`);
+        batch.forEach((w, i) => w.resolve(vectors[i]!));
+      } catch (err) {
+        for (const w of batch) w.reject(err as Error);
+      }
+    }
+    this.embedding = false;
   }
 }

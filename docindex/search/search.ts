@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../../core/config.js';
 import type { Logger } from '../../core/log.js';
 import { activeEmbeddingProvider, type ActiveProfileStamp } from '../embeddings/profiles.js';
-import { embedQuery, type EmbeddingProvider } from '../embeddings/provider.js';
+import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { declarationPages } from './page-name-lookup.js';
@@ -90,11 +90,10 @@ export function keptRows(config: Config, stampOf: KeptRows['stampOf']): KeptRows
 }
 
 /**
- * The query's vector under the provider: kept for the questions asked lately (query-vectors.ts), unless
- * SEARCH_QUERY_VECTORS is 0.
+ * The query's vector under the provider (query-vectors.ts): kept for the questions asked lately unless
+ * SEARCH_QUERY_VECTORS is 0, and embedded together with the others that wait while the provider is busy.
  */
 export function queryVector(config: Config, provider: EmbeddingProvider, query: string): Promise<Float32Array> {
-  if (config.searchQueryVectors <= 0) return embedQuery(provider, query);
   let kept = queryVectors.get(provider);
   if (!kept) {
     kept = new QueryVectors(provider, config.searchQueryVectors);

@@ -90,11 +90,15 @@ describe('GET /api/v1/context across libraries', () => {
     try {
       for (const searchMode of ['semantic', 'hybrid']) {
         embed.mockClear();
-        const res = await ctx({ libraryId: `${GARDEN},${ORBIT}`, query: 'orbit storage pages', searchMode });
+        const query = `orbit storage pages, ${searchMode}`;
+        const res = await ctx({ libraryId: `${GARDEN},${ORBIT}`, query, searchMode });
         expect(res.body.searchMode).toBe(searchMode);
         // Only this query's embeddings count: the provider is the process's, which other work may use meanwhile.
-        const ofTheQuery = embed.mock.calls.filter(([texts]) => texts.some((t) => t.includes('orbit storage pages')));
-        expect(ofTheQuery, searchMode).toHaveLength(1);
+        const ofTheQuery = () => embed.mock.calls.filter(([texts]) => texts.includes(query));
+        expect(ofTheQuery(), searchMode).toHaveLength(1);
+        // Asked again, its vector is the one kept (docindex/search/query-vectors.ts).
+        expect((await ctx({ libraryId: `${GARDEN},${ORBIT}`, query, searchMode })).body.snippets).toEqual(res.body.snippets);
+        expect(ofTheQuery(), searchMode).toHaveLength(1);
       }
     } finally {
       embed.mockRestore();

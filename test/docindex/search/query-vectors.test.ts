@@ -12,6 +12,7 @@ import { queryVector } from '../../../docindex/search/search.js';
  */
 function provider(fail?: (text: string) => boolean) {
   const asked: string[] = [];
+  const calls: string[][] = [];
   let release: () => void = () => undefined;
   let gate = Promise.resolve();
   const p: EmbeddingProvider = {
@@ -21,6 +22,7 @@ function provider(fail?: (text: string) => boolean) {
     conventions: { ...NO_CONVENTIONS, queryPrefix: 'query: ' },
     async embed(texts) {
       asked.push(...texts);
+      calls.push(texts);
       await gate;
       if (texts.some((t) => fail?.(t))) throw new Error('model away');
       return texts.map((t) => Float32Array.of(t.length, 1));
@@ -30,6 +32,7 @@ function provider(fail?: (text: string) => boolean) {
   return {
     p,
     asked,
+    calls,
     hold: () => {
       gate = new Promise((r) => (release = r));
       return () => release();
@@ -52,6 +55,28 @@ describe('QueryVectors', () => {
     expect(asked).toHaveLength(1);
     await kept.get('Router cache'); // another text is another question
     expect(asked).toEqual(['query: router cache', 'query: Router cache']);
+  });
+
+  it('embeds the questions asked while the provider is busy together, in one call, and a failed call fails only its own', async () => {
+    const { p, calls, hold } = provider((t) => t.endsWith('broken'));
+    const kept = new QueryVectors(p, 10);
+    let release = hold();
+    const first = kept.get('a'); // the provider is idle: it goes at once, alone
+    const next = ['b', 'c', 'b', 'd'].map((q) => kept.get(q));
+    release();
+    expect((await first)[0]).toBe('query: a'.length);
+    const vectors = await Promise.all(next);
+    expect(calls).toEqual([['query: a'], ['query: b', 'query: c', 'query: d']]);
+    expect(vectors.map((v) => v[0])).toEqual([8, 8, 8, 8]);
+    expect(vectors[0]).toBe(vectors[2]);
+    // Nine waiting go in two calls (eight at most); a batch that fails fails its own questions only.
+    release = hold();
+    const busy = kept.get('e');
+    const many = ['f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'broken'].map((q) => kept.get(q).then((v) => v[0], (e: Error) => e.message));
+    release();
+    await busy;
+    expect(await Promise.all(many)).toEqual([8, 8, 8, 8, 8, 8, 8, 8, 'model away']);
+    expect(calls.slice(2).map((c) => c.length)).toEqual([1, 8, 1]);
   });
 
   it('keeps no failure: the next ask embeds again', async () => {

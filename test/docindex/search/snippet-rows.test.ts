@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextParams, retrieveContext, type RetrievalDeps } from '../../../docindex/search/context.js';
+import { retrieveAcrossLibraries } from '../../../docindex/search/multi-library.js';
 import { closeSearch } from '../../../docindex/search/search.js';
 import { loadSnippets, type SnippetRow, SnippetRows } from '../../../docindex/search/snippet-rows.js';
 import { createLogger } from '../../../core/log.js';
@@ -66,6 +67,30 @@ describe('snippet rows kept across answers', () => {
     // A re-index moves the scope's stamp: its rows are read again.
     await sql(`update library set last_indexed_at = last_indexed_at + interval '1 second' where id = ?`, [LIB]);
     expect((await ask()).map((s) => s.title).sort()).toEqual(['Backoff', 'Changed']);
+  });
+
+  it('keeps the rows of an answer across libraries under each library\'s own stamp', async () => {
+    const OTHER = '/kept/other';
+    await sql(`insert into library (id, title, source, source_url, state, total_snippets, trust_score, last_indexed_at, created_at, updated_at) values (?, 'Other', 'local', '/other', 'indexed', 1, 5, now(), now(), now())`, [OTHER]);
+    await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('od', ?, 'docs/retry.md', 'x', now())`, [OTHER]);
+    await sql(
+      `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at)
+       values ('o1', 'od', ?, null, 'info', 'Retry', 'Retry and reconnect after a delay.', null, 'Retry', 10, 0, now())`,
+      [OTHER],
+    );
+    const across = async () =>
+      (await retrieveAcrossLibraries(deps(), contextParams({ libraryId: `${LIB},${OTHER}`, query: 'reconnect', searchMode: 'keyword' }))).snippets
+        .map((s) => `${s.libraryId}: ${s.title}`)
+        .sort();
+    const first = await across();
+    expect(first).toEqual([`${OTHER}: Retry`, `${LIB}: Backoff`, `${LIB}: Changed`]);
+    // Changed behind both indexes' backs: the kept rows answer.
+    await sql(`update snippet set title = title || ' (edited)' where id in ('k2', 'o1')`);
+    expect(await across()).toEqual(first);
+    // Re-indexing one library reads its rows again, and only its own.
+    await sql(`update library set last_indexed_at = last_indexed_at + interval '1 second' where id = ?`, [OTHER]);
+    expect(await across()).toEqual([`${OTHER}: Retry (edited)`, `${LIB}: Backoff`, `${LIB}: Changed`]);
+    await sql(`update snippet set title = 'Backoff' where id = 'k2'`);
   });
 
   it('keeps nothing when SEARCH_SNIPPET_CACHE_MB is 0, and skips ids no longer stored', async () => {
