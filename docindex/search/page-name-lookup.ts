@@ -24,12 +24,32 @@ export async function pageNames(em: EntityManager, documentIds: readonly string[
   const missing = [...new Set(documentIds.filter((d) => !cache.has(d)))];
   if (missing.length) {
     const rows = (await em.execute(`select id, file_path from library_document where id = any(${TEXT_ARRAY})`, [textArray(missing)])) as { id: string; file_path: string }[];
-    for (const r of rows) {
-      if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
-      cache.set(r.id, { names: pageNameStems(r.file_path), declaration: isDeclarationFile(r.file_path) });
-    }
+    for (const r of rows) remember(r);
   }
   return { namesOf: (documentId) => cache.get(documentId)?.names ?? [], isDeclaration: (documentId) => cache.get(documentId)?.declaration ?? false };
+}
+
+/** Pages of a scope read ahead at most: a bigger scope's are read as its queries find them, not flushing the others. */
+const SCOPE_PAGES = 10_000;
+
+/**
+ * Reads the facts of every page of a scope into the cache at once. Called when the scope's keyword index is loaded
+ * (search.ts), so a question whose candidates are on pages no query found before reads no path: one statement per
+ * index load instead of one per such question.
+ */
+export async function rememberScopePages(em: EntityManager, scope: { repositoryId: string; versionId: string | null }): Promise<void> {
+  const where = scope.versionId === null ? 'version_id is null' : 'version_id = ?';
+  const rows = (await em.execute(`select id, file_path from library_document where repository_id = ? and ${where} limit ${SCOPE_PAGES + 1}`, [
+    scope.repositoryId,
+    ...(scope.versionId === null ? [] : [scope.versionId]),
+  ])) as { id: string; file_path: string }[];
+  if (rows.length > SCOPE_PAGES) return;
+  for (const r of rows) remember(r);
+}
+
+function remember(r: { id: string; file_path: string }): void {
+  if (cache.size >= CACHE_SIZE && !cache.has(r.id)) cache.delete(cache.keys().next().value!);
+  cache.set(r.id, { names: pageNameStems(r.file_path), declaration: isDeclarationFile(r.file_path) });
 }
 
 /** A semantic candidate (vectors.ts `topK`, pgvector.ts): its page's number, and its document when the search read it. */

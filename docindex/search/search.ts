@@ -5,7 +5,7 @@ import { activeEmbeddingProvider, type ActiveProfileStamp } from '../embeddings/
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
-import { declarationPages } from './page-name-lookup.js';
+import { declarationPages, rememberScopePages } from './page-name-lookup.js';
 import { keywordSearch, type Ranked, type Scope } from './keyword.js';
 import { hasIdentifier } from './keyword-plan.js';
 import { type KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
@@ -160,7 +160,13 @@ export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager,
   // (warm.ts) does, and waits its turn. The check and `get` starting the load run in one step, so no other starts between.
   while (keywordIndexes.loads && !keywordIndexes.isLoading(key)) await keywordIndexes.settled();
   try {
-    return await keywordIndexes.get(key, () => loadKeywordIndex(em.fork(), scope, deps.config.searchKeywordCacheBytes));
+    return await keywordIndexes.get(key, async () => {
+      const index = await loadKeywordIndex(em.fork(), scope, deps.config.searchKeywordCacheBytes);
+      // Its pages' paths too, which the ranking reads for its candidates (page-name-lookup.ts); without them it reads
+      // them as it goes, so a failure here only costs those reads.
+      await rememberScopePages(em.fork(), scope).catch((err: Error) => deps.log.warn('could not read the pages of a keyword index', { library: scope.repositoryId, error: err.message }));
+      return index;
+    });
   } catch (err) {
     if (err instanceof KeywordIndexTooLargeError) {
       // Its size changes only when it is re-indexed (a new stamp, a new key): never loaded again until then.

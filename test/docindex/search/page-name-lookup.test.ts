@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keywordSearch } from '../../../docindex/search/keyword.js';
 import { loadKeywordIndex, searchKeywordIndex } from '../../../docindex/search/keyword-index.js';
-import { declarationPages, pageNames } from '../../../docindex/search/page-name-lookup.js';
+import { declarationPages, pageNames, rememberScopePages } from '../../../docindex/search/page-name-lookup.js';
+import { loadScopeKeywordIndex } from '../../../docindex/search/search.js';
+import { createLogger } from '../../../core/log.js';
 import { startTestStack, type TestStack } from '../../support/stack.js';
 
 /**
@@ -48,6 +50,27 @@ describe('page names in keyword ranking', () => {
     expect(namesOf('src')).toEqual([]);
     expect(namesOf('unknown')).toEqual([]);
     expect(['ws', 'src', 'dts', 'unknown'].map(isDeclaration)).toEqual([false, false, true, false]);
+  });
+
+  it('reads every page of a scope when its keyword index loads, so its questions read no path', async () => {
+    await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('ahead', ?, 'docs/api/Ahead.md', 'x', now())`, [LIB]);
+    const em = stack.orm.em.fork();
+    const statements: string[] = [];
+    const execute = em.execute.bind(em);
+    em.execute = ((q: string, ...rest: unknown[]) => {
+      statements.push(q);
+      return (execute as (...a: unknown[]) => unknown)(q, ...rest);
+    }) as typeof em.execute;
+    await rememberScopePages(em, { repositoryId: '/nobody', versionId: 'v1' }); // another scope: nothing of this one
+    expect((await pageNames(em, ['ahead'])).namesOf('ahead')).toContain('ahead');
+    expect(statements.filter((q) => /library_document/.test(q))).toHaveLength(2); // not ahead: read for the question
+    statements.length = 0;
+    await sql(`insert into library_document (id, repository_id, file_path, checksum, indexed_at) values ('later', ?, 'docs/Widget.md', 'x', now())`, [LIB]);
+    const index = await loadScopeKeywordIndex({ config: stack.config, log: createLogger('error') }, em, scope, 'pages-ahead');
+    expect(index).toBeDefined();
+    statements.length = 0;
+    expect((await pageNames(em, ['later', 'ws'])).namesOf('later')).toContain('widget');
+    expect(statements).toEqual([]);
   });
 
   it('puts the page named for a query term first, in SQL and from the index alike', async () => {
