@@ -227,6 +227,10 @@ export class IndexBuilder {
 interface TermMatches {
   docs: Int32Array;
   tf: Float64Array;
+  /** Kept with the index (matchesOf): never written again, so what is learnt of it can be kept on it. */
+  kept?: boolean;
+  /** Its largest `tf / (tf + lengthNorm)` (KeywordIndex.bestRatio), once asked, on kept matches only. */
+  bestRatio?: number;
 }
 const NO_MATCHES: TermMatches = { docs: new Int32Array(0), tf: new Float64Array(0) };
 /**
@@ -244,6 +248,14 @@ const CACHED_TERMS = 8;
 const CACHED_TERM_MIN_MATCHES = 1024;
 /** What a ranking's arrays take per snippet (KeywordIndex.scratch): scores, two flags, a candidate, the terms' slots, the kept terms. */
 const SCRATCH_BYTES = 8 + 1 + 1 + 4 + TERM_SLOTS * (4 + 8) + CACHED_TERMS * (4 + 8);
+
+/**
+ * A term's bound is raised by this much (rankByMaxScore): the bound is computed in floating point like the scores, and
+ * must never fall below one, or a snippet tying the worst held could be skipped.
+ */
+const BOUND_MARGIN = 1 + 1e-9;
+/** Past every snippet's number. */
+const NO_SNIPPET = 0x7fffffff;
 
 /** Orders candidates as the SQL does: score descending, then snippet id. */
 const before = (a: { score: number; id: string }, b: { score: number; id: string }) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -322,7 +334,7 @@ export class KeywordIndex implements Cached {
         this.keptTerms.delete(k);
         this.keptBytes -= m.docs.length * (4 + 8);
       }
-      this.keptTerms.set(key, { docs: found.docs.slice(), tf: found.tf.slice() });
+      this.keptTerms.set(key, { docs: found.docs.slice(), tf: found.tf.slice(), kept: true });
       this.keptBytes += bytes;
     }
     return found;
@@ -444,7 +456,8 @@ export class KeywordIndex implements Cached {
    */
   rank(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Candidate[] {
     const only = terms.length === 1 && !exclude.length && pool > 0 ? terms[0] : undefined;
-    return only ? this.rankOneTerm(only, pool) : this.rankEveryMatch(terms, exclude, pool);
+    if (only) return this.rankOneTerm(only, pool);
+    return !exclude.length && pool > 0 ? this.rankByMaxScore(terms, pool) : this.rankEveryMatch(terms, exclude, pool);
   }
 
   /**
@@ -525,6 +538,80 @@ export class KeywordIndex implements Cached {
     });
   }
 
+  /**
+   * rankEveryMatch for a query of several terms excluding nothing, by MaxScore (Turtle and Flood's pruning): the same
+   * candidates, scores and order, without scoring every match. Each term's score is at most its bound (its idf times
+   * the largest saturated tf of its matches); once the best `pool` are held, a snippet matching only terms whose
+   * bounds add up to less than the worst held cannot enter, so only the matches of the other terms are walked, in
+   * snippet order, and the cheap terms are looked up for a snippet only while it can still enter. A common word's
+   * matches (a question's "configure", "error") are then mostly skipped instead of each scored.
+   */
+  private rankByMaxScore(terms: (TsQuery | undefined)[], pool: number): Candidate[] {
+    const n = this.ids.length;
+    const { terms: slots } = this.scratch();
+    const perTerm = terms.map((q, t) => (q ? this.matchesOf(q, t < TERM_SLOTS ? (slots[t] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }) : undefined) : NO_MATCHES));
+    const idf = perTerm.map((m) => Math.log(1 + (Math.max(Math.max(1, n) - m.docs.length, 0) + 0.5) / (m.docs.length + 0.5)));
+    const bound = perTerm.map((m, t) => (m.docs.length ? idf[t]! * (K1 + 1) * this.bestRatio(m) * BOUND_MARGIN : 0));
+    // Terms by bound, smallest first; below[i] is what the first i of them can add at most.
+    const order = perTerm.map((_, t) => t).filter((t) => perTerm[t]!.docs.length > 0).sort((a, b) => bound[a]! - bound[b]!);
+    const below = new Float64Array(order.length + 1);
+    for (let i = 0; i < order.length; i++) below[i + 1] = below[i]! + bound[order[i]!]!;
+    const next = new Int32Array(terms.length);
+    const score = new Float64Array(terms.length);
+    const heap = new Heap(pool, this.ids);
+    // order[essential..] are walked; a snippet matching only order[..essential) scores under the worst held.
+    let essential = 0;
+    for (;;) {
+      while (essential < order.length && below[essential + 1]! < heap.threshold) essential++;
+      let d = NO_SNIPPET;
+      for (let i = essential; i < order.length; i++) {
+        const m = perTerm[order[i]!]!;
+        const j = next[order[i]!]!;
+        if (j < m.docs.length && m.docs[j]! < d) d = m.docs[j]!;
+      }
+      if (d === NO_SNIPPET) break;
+      let partial = 0;
+      for (let i = essential; i < order.length; i++) {
+        const t = order[i]!;
+        const m = perTerm[t]!;
+        const j = next[t]!;
+        if (j < m.docs.length && m.docs[j] === d) {
+          partial += score[t] = this.termScore(idf[t]!, m.tf[j]!, d);
+          next[t] = j + 1;
+        } else score[t] = 0;
+      }
+      // The skipped terms, largest bound first, while the snippet could still enter.
+      let i = essential - 1;
+      for (; i >= 0 && partial + below[i + 1]! >= heap.threshold; i--) {
+        const t = order[i]!;
+        const m = perTerm[t]!;
+        const j = (next[t] = seek(m.docs, next[t]!, d));
+        partial += score[t] = j < m.docs.length && m.docs[j] === d ? this.termScore(idf[t]!, m.tf[j]!, d) : 0;
+      }
+      if (i >= 0) continue;
+      // Summed in the terms' order, as rankEveryMatch sums them: the same score to the last bit.
+      let sum = 0;
+      for (let t = 0; t < terms.length; t++) sum += score[t]!;
+      heap.offer(d, sum);
+    }
+    return heap.sorted().map(({ d }) => {
+      const termScores = perTerm.map((m, t) => {
+        const j = indexOf(m.docs, d);
+        return j < 0 ? 0 : this.termScore(idf[t]!, m.tf[j]!, d);
+      });
+      return { id: this.ids[d]!, documentId: this.documents[d]!, terms: termScores, score: termScores.reduce((a, b) => a + b, 0) };
+    });
+  }
+
+  /** A term's largest `tf / (tf + lengthNorm)`: its score is at most idf * (K1 + 1) times this. Kept on kept matches. */
+  private bestRatio(m: TermMatches): number {
+    if (m.bestRatio !== undefined) return m.bestRatio;
+    let best = 0;
+    for (let i = 0; i < m.docs.length; i++) best = Math.max(best, m.tf[i]! / (m.tf[i]! + this.lengthNorms[m.docs[i]!]!));
+    if (m.kept) m.bestRatio = best;
+    return best;
+  }
+
   private scratchSpace: { scores: Float64Array; seen: Uint8Array; excluded: Uint8Array; candidates: Int32Array; terms: TermMatches[] } | undefined;
 
   /**
@@ -575,6 +662,25 @@ function intersection(a: Int32Array, b: Int32Array): Int32Array {
   let n = 0;
   for (const d of a) if (indexOf(b, d) >= 0) out[n++] = d;
   return out.subarray(0, n);
+}
+
+/** The first position at or after `from` of an ascending array whose value is at least `d`: galloping, then halving. */
+function seek(sorted: Int32Array, from: number, d: number): number {
+  let step = 1;
+  let lo = from;
+  let hi = from;
+  while (hi < sorted.length && sorted[hi]! < d) {
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  hi = Math.min(hi, sorted.length);
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < d) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Position of `d` in an ascending array, or -1. */

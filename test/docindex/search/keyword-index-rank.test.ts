@@ -113,6 +113,25 @@ describe('KeywordIndex.rank', () => {
     }
   });
 
+  it('ranks several terms by their bounds (MaxScore) exactly, ties by id, with terms kept and not', () => {
+    for (const seed of [31, 32, 33]) {
+      // Every snippet twice under other ids: the worst of the pool is often tied with a snippet that must still enter.
+      const docs = corpus(seed, 1200).flatMap((d, i) => [d, { ...d, id: `t${String((i * 7919) % 1200).padStart(4, '0')}-${i}` }]);
+      const builder = new IndexBuilder();
+      for (const d of docs) builder.add(d.id, d.documentId, vectorText(d));
+      const index = builder.finish();
+      const rnd = random(seed);
+      for (let q = 0; q < 40; q++) {
+        // Common and rare words together, so some terms' bounds fall under the pool's worst score and are skipped.
+        const terms = Array.from({ length: 2 + Math.floor(rnd() * 4) }, () => {
+          const w = Math.floor(40 * rnd() ** 2);
+          return rnd() < 0.5 ? or(`w${w}`, `w${w}s`) : lexeme(`w${w}`);
+        });
+        for (const pool of [1, 3, 10, 100]) expect(index.rank(terms, [], pool), `seed ${seed} query ${q} pool ${pool}`).toEqual(reference(docs, terms, [], pool));
+      }
+    }
+  });
+
   it("keeps a common term's matches for the next query, within its budget, and ranks as without them", () => {
     const docs = corpus(21, 4000);
     const builder = new IndexBuilder();
