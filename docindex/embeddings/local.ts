@@ -105,6 +105,8 @@ export function embedThreads(): number {
 export class LocalProvider implements EmbeddingProvider {
   dimensions: number | null;
   readonly conventions: ModelConventions;
+  /** Its thread embeds one batch at a time. */
+  readonly oneCallAtATime = true;
   private worker: Worker | undefined;
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();

@@ -11,6 +11,11 @@ export interface EmbeddingProvider {
   readonly dimensions: number | null;
   /** The prefixes (and a local model's pooling) its model was trained with: conventions.ts. */
   readonly conventions: ModelConventions;
+  /**
+   * Runs one call at a time (a local model's thread): a caller with several texts gains by sending them in one call
+   * rather than queueing calls (docindex/search/query-vectors.ts). Left out: calls may run side by side.
+   */
+  readonly oneCallAtATime?: boolean;
   /** Texts as given, no prefix added: callers embed through `embedAs`, which adds them. */
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
   /**

@@ -1,7 +1,12 @@
 import { embedAs, type EmbeddingProvider } from '../embeddings/provider.js';
 
-/** Questions embedded together at most: those that arrive while an embedding runs wait for it and then share one call. */
+/** Questions embedded together at most: those that arrive while the provider is busy wait, then share one call. */
 const MAX_BATCH = 8;
+/**
+ * Calls at once to a provider that may run them side by side (a remote server): a question does not wait for
+ * another's round trip until this many are under way.
+ */
+const MAX_CALLS = 4;
 
 interface Waiting {
   query: string;
@@ -15,10 +20,11 @@ interface Waiting {
  * a model thread's turn (a local model) or a round trip and a fee (a remote one). A question asked while the same one
  * is being embedded waits for it; a failure is not kept, so the next ask tries again.
  *
- * Questions that arrive while the provider is embedding others are embedded together in its next call, as the vector
- * scan shares passes (vectors.ts): a model thread runs one call at a time, and one run over a few short questions
- * costs little more than one over a single question, where a queue of single runs would make the last one wait for
- * all. A question asked while the provider is idle goes at once, alone.
+ * Questions that arrive while the provider is busy are embedded together in its next call, as the vector scan shares
+ * passes (vectors.ts): a local model's thread runs one call at a time (`oneCallAtATime`), and one run over a few short
+ * questions costs little more than one over a single question, where a queue of single runs would make the last one
+ * wait for all. A provider that can run calls side by side (a remote server) is busy only with MAX_CALLS under way,
+ * so a question never waits for another's round trip before then. A question asked while it is idle goes at once.
  *
  * One per provider object (search.ts, `queryVector`): a provider is replaced whenever its profile changes
  * (docindex/embeddings/profiles.ts), so a vector is never answered for a model or settings other than its own. The
@@ -27,12 +33,15 @@ interface Waiting {
 export class QueryVectors {
   private readonly entries = new Map<string, Promise<Float32Array>>();
   private readonly waiting: Waiting[] = [];
-  private embedding = false;
+  private calls = 0;
+  private readonly maxCalls: number;
 
   constructor(
     private readonly provider: EmbeddingProvider,
     private readonly maxEntries: number,
-  ) {}
+  ) {
+    this.maxCalls = provider.oneCallAtATime ? 1 : MAX_CALLS;
+  }
 
   get size(): number {
     return this.entries.size;
@@ -58,27 +67,34 @@ export class QueryVectors {
   private embed(query: string): Promise<Float32Array> {
     return new Promise<Float32Array>((resolve, reject) => {
       this.waiting.push({ query, resolve, reject });
-      if (!this.embedding) void this.embedWaiting();
+      this.startCalls();
     });
   }
 
-  /** Embeds the waiting questions, up to MAX_BATCH a call, until none are left; a failed call fails its batch only. */
-  private async embedWaiting(): Promise<void> {
-    this.embedding = true;
-    while (this.waiting.length) {
+  /** Sends the waiting questions, up to MAX_BATCH a call, while fewer than maxCalls are under way. */
+  private startCalls(): void {
+    while (this.waiting.length && this.calls < this.maxCalls) {
       const batch = this.waiting.splice(0, MAX_BATCH);
-      try {
-        const vectors = await embedAs(
-          this.provider,
-          'query',
-          batch.map((w) => w.query),
-        );
-        if (vectors.length !== batch.length) throw new Error(`the provider answered ${vectors.length} vectors for ${batch.length} questions`);
-        batch.forEach((w, i) => w.resolve(vectors[i]!));
-      } catch (err) {
-        for (const w of batch) w.reject(err as Error);
-      }
+      this.calls++;
+      void this.call(batch).finally(() => {
+        this.calls--;
+        this.startCalls();
+      });
     }
-    this.embedding = false;
+  }
+
+  /** One call for a batch; a failed call fails its batch only. */
+  private async call(batch: Waiting[]): Promise<void> {
+    try {
+      const vectors = await embedAs(
+        this.provider,
+        'query',
+        batch.map((w) => w.query),
+      );
+      if (vectors.length !== batch.length) throw new Error(`the provider answered ${vectors.length} vectors for ${batch.length} questions`);
+      batch.forEach((w, i) => w.resolve(vectors[i]!));
+    } catch (err) {
+      for (const w of batch) w.reject(err as Error);
+    }
   }
 }

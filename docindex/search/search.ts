@@ -101,6 +101,7 @@ export function queryVector(config: Config, provider: EmbeddingProvider, query: 
   }
   return kept.get(query);
 }
+
 function scanPool(config: Config): ScanPool | undefined {
   if (config.searchThreads > 0) pool ??= new ScanPool(config.searchThreads);
   return pool;

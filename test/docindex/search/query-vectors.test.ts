@@ -10,7 +10,7 @@ import { queryVector } from '../../../docindex/search/search.js';
  * being embedded, is embedded once; a failure is tried again; the least recently asked leave first; each provider
  * (one per profile and settings) has its own.
  */
-function provider(fail?: (text: string) => boolean) {
+function provider(fail?: (text: string) => boolean, oneCallAtATime = true) {
   const asked: string[] = [];
   const calls: string[][] = [];
   let release: () => void = () => undefined;
@@ -20,6 +20,7 @@ function provider(fail?: (text: string) => boolean) {
     model: 'm',
     dimensions: 2,
     conventions: { ...NO_CONVENTIONS, queryPrefix: 'query: ' },
+    oneCallAtATime,
     async embed(texts) {
       asked.push(...texts);
       calls.push(texts);
@@ -77,6 +78,17 @@ describe('QueryVectors', () => {
     await busy;
     expect(await Promise.all(many)).toEqual([8, 8, 8, 8, 8, 8, 8, 8, 'model away']);
     expect(calls.slice(2).map((c) => c.length)).toEqual([1, 8, 1]);
+  });
+
+  it('runs up to four calls side by side on a provider that can (a remote server), then batches', async () => {
+    const { p, calls, hold } = provider(undefined, false);
+    const kept = new QueryVectors(p, 10);
+    const release = hold();
+    const asked = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((q) => kept.get(q));
+    expect(calls).toEqual([['query: a'], ['query: b'], ['query: c'], ['query: d']]); // none waited for another's round trip
+    release();
+    await Promise.all(asked);
+    expect(calls.slice(4)).toEqual([['query: e', 'query: f', 'query: g']]);
   });
 
   it('keeps no failure: the next ask embeds again', async () => {
