@@ -1,4 +1,5 @@
 import { embedAs, type EmbeddingProvider } from '../embeddings/provider.js';
+import { SharedCalls } from './shared-calls.js';
 
 /** Questions embedded together at most: those that arrive while the provider is busy wait, then share one call. */
 const MAX_BATCH = 8;
@@ -7,12 +8,6 @@ const MAX_BATCH = 8;
  * another's round trip until this many are under way.
  */
 const MAX_CALLS = 4;
-
-interface Waiting {
-  query: string;
-  resolve(vector: Float32Array): void;
-  reject(err: Error): void;
-}
 
 /**
  * A provider's query vectors for search. The questions asked lately are kept, at most `maxEntries` of them, the least
@@ -32,15 +27,18 @@ interface Waiting {
  */
 export class QueryVectors {
   private readonly entries = new Map<string, Promise<Float32Array>>();
-  private readonly waiting: Waiting[] = [];
-  private calls = 0;
-  private readonly maxCalls: number;
+  private readonly calls: SharedCalls<string, Float32Array>;
 
   constructor(
-    private readonly provider: EmbeddingProvider,
+    provider: EmbeddingProvider,
     private readonly maxEntries: number,
   ) {
-    this.maxCalls = provider.oneCallAtATime ? 1 : MAX_CALLS;
+    const embed = async (queries: string[]) => {
+      const vectors = await embedAs(provider, 'query', queries);
+      if (vectors.length !== queries.length) throw new Error(`the provider answered ${vectors.length} vectors for ${queries.length} questions`);
+      return vectors;
+    };
+    this.calls = new SharedCalls(embed, MAX_BATCH, provider.oneCallAtATime ? 1 : MAX_CALLS);
   }
 
   get size(): number {
@@ -48,53 +46,19 @@ export class QueryVectors {
   }
 
   get(query: string): Promise<Float32Array> {
-    if (this.maxEntries <= 0) return this.embed(query);
+    if (this.maxEntries <= 0) return this.calls.get(query);
     const hit = this.entries.get(query);
     if (hit) {
       this.entries.delete(query); // re-insert: Map order is the recency order
       this.entries.set(query, hit);
       return hit;
     }
-    const vector = this.embed(query);
+    const vector = this.calls.get(query);
     this.entries.set(query, vector);
     vector.catch(() => {
       if (this.entries.get(query) === vector) this.entries.delete(query);
     });
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     return vector;
-  }
-
-  private embed(query: string): Promise<Float32Array> {
-    return new Promise<Float32Array>((resolve, reject) => {
-      this.waiting.push({ query, resolve, reject });
-      this.startCalls();
-    });
-  }
-
-  /** Sends the waiting questions, up to MAX_BATCH a call, while fewer than maxCalls are under way. */
-  private startCalls(): void {
-    while (this.waiting.length && this.calls < this.maxCalls) {
-      const batch = this.waiting.splice(0, MAX_BATCH);
-      this.calls++;
-      void this.call(batch).finally(() => {
-        this.calls--;
-        this.startCalls();
-      });
-    }
-  }
-
-  /** One call for a batch; a failed call fails its batch only. */
-  private async call(batch: Waiting[]): Promise<void> {
-    try {
-      const vectors = await embedAs(
-        this.provider,
-        'query',
-        batch.map((w) => w.query),
-      );
-      if (vectors.length !== batch.length) throw new Error(`the provider answered ${vectors.length} vectors for ${batch.length} questions`);
-      batch.forEach((w, i) => w.resolve(vectors[i]!));
-    } catch (err) {
-      for (const w of batch) w.reject(err as Error);
-    }
   }
 }

@@ -4,6 +4,7 @@ import { quantizeRow } from './quantize.js';
 import { layoutBytes, mergeTop, rowViews, scanQuery, scanRange, type Layout, type ScanQuery, type Top } from './scan.js';
 import type { ScanPool } from './scan-pool.js';
 import { ScopeCache } from './scope-cache.js';
+import { SharedCalls } from './shared-calls.js';
 import { bindKernels, LANES_PER_STEP, type Kernels } from './simd.js';
 import { readVectorPack } from './vector-pack.js';
 
@@ -41,12 +42,6 @@ const MAX_BATCH = 8;
 
 let matrixIds = 0;
 
-interface Waiting {
-  query: ScanQuery;
-  resolve(top: Top): void;
-  reject(err: Error): void;
-}
-
 /**
  * One scope's vectors: unit-length rows, each padded with zeros to a multiple of 16 values, as float32 and as int8
  * in a shared WebAssembly memory (layout in scan.ts) that the scan threads read in place. A batch of queries' rows
@@ -60,8 +55,8 @@ export class Matrix {
   /** The largest int8 scale of any row, for the error bound of the 8-bit pass (quantize.ts). */
   private readonly rowScale: number;
   private kernels: Kernels | undefined;
-  private readonly waiting: Waiting[] = [];
-  private scanning = false;
+  /** Queries scanned by the threads, sharing passes (with a pool). */
+  private readonly passes = new SharedCalls<ScanQuery, Top>((queries) => this.scanPass(queries), MAX_BATCH);
 
   /**
    * Each page's document id, as far as known: all of them when the rows were read, else learned a page at a time when
@@ -109,32 +104,20 @@ export class Matrix {
       this.kernels ??= bindKernels(this.memory);
       return scanRange(this.memory, this.kernels, this.layout, this.layout.slots - 1, [q], 0, n)[0]!;
     }
-    return new Promise<Top>((resolve, reject) => {
-      this.waiting.push({ query: q, resolve, reject });
-      if (!this.scanning) void this.scanBatches(this.pool!);
-    });
+    return this.passes.get(q);
   }
 
-  /** Scans the waiting queries, up to MAX_BATCH at a time, until none are left; a failed scan fails its batch only. */
-  private async scanBatches(pool: ScanPool): Promise<void> {
-    this.scanning = true;
+  /** One pass of the scan threads over the rows for a batch of queries, each thread scanning its share of the rows. */
+  private async scanPass(queries: ScanQuery[]): Promise<Top[]> {
+    const pool = this.pool!;
     const n = this.ids.length;
     const per = Math.ceil(n / pool.size);
-    while (this.waiting.length) {
-      const batch = this.waiting.splice(0, MAX_BATCH);
-      const queries = batch.map((w) => w.query);
-      try {
-        const parts = await Promise.all(
-          Array.from({ length: pool.size }, (_, t) =>
-            pool.scan(t, { matrix: this.id, memory: this.memory, layout: this.layout, queries, start: t * per, end: Math.min(n, (t + 1) * per) }),
-          ),
-        );
-        batch.forEach((w, i) => w.resolve(mergeTop(parts.map((tops) => tops[i]!), w.query.limit)));
-      } catch (err) {
-        for (const w of batch) w.reject(err as Error);
-      }
-    }
-    this.scanning = false;
+    const parts = await Promise.all(
+      Array.from({ length: pool.size }, (_, t) =>
+        pool.scan(t, { matrix: this.id, memory: this.memory, layout: this.layout, queries, start: t * per, end: Math.min(n, (t + 1) * per) }),
+      ),
+    );
+    return queries.map((q, i) => mergeTop(parts.map((tops) => tops[i]!), q.limit));
   }
 
   /** Called when the cache drops the matrix, so the threads let go of its memory too. */
