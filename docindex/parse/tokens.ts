@@ -1,4 +1,5 @@
-import { countTokens as bpeCount, isWithinTokenLimit } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens as bpeCount } from 'gpt-tokenizer/encoding/o200k_base';
+import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 
 /**
  * Token counting for snippets: the o200k_base encoding (GPT-4o and later) from gpt-tokenizer, whose ranks ship
@@ -9,6 +10,11 @@ import { countTokens as bpeCount, isWithinTokenLimit } from 'gpt-tokenizer/encod
  * break (50 000 `{`, a long line of `=`, thousands of spaces, a DNA sequence) is a single pre-token: 50 000 `{`
  * took 1.4 s. Runs longer than LONG_RUN characters are therefore counted in CHUNK-character pieces, which makes the
  * count of such (pathological) text approximate by at most a token per piece; all other text is counted exactly.
+ *
+ * The encoding merges bytes within a pre-token only, so a text's count is the sum of its pre-tokens' (the encoding's
+ * own split, O200K_TOKEN_SPLIT_REGEX), and each pre-token's count is kept (`pieceCount`): a corpus repeats its words
+ * and indentation, and the library's own cache of merges costs more per hit than counting them did (issue 24: about
+ * five times faster over node_modules' Markdown and TypeScript, bench/README.md "Index").
  */
 export const TOKENIZER_ENCODING = 'o200k_base';
 
@@ -40,8 +46,34 @@ function longRuns(text: string): [number, number][] | null {
   return runs;
 }
 
-function exact(text: string): number {
-  return text.length === 0 ? 0 : bpeCount(text, PLAIN_TEXT);
+/** Pre-tokens whose counts are kept, per thread; the map starts again when full. Longer ones are counted each time. */
+const PIECES_KEPT = 50_000;
+const PIECE_KEPT_CHARS = 64;
+const pieceCounts = new Map<string, number>();
+/** The encoding's split, a copy of its own: global, so `exec` walks a text; `exact` starts it from 0 and nothing re-enters it. */
+const SPLIT = new RegExp(O200K_TOKEN_SPLIT_REGEX);
+
+function pieceCount(piece: string): number {
+  let n = pieceCounts.get(piece);
+  if (n === undefined) {
+    n = bpeCount(piece, PLAIN_TEXT);
+    if (piece.length <= PIECE_KEPT_CHARS) {
+      if (pieceCounts.size >= PIECES_KEPT) pieceCounts.clear();
+      pieceCounts.set(piece, n);
+    }
+  }
+  return n;
+}
+
+/** The sum of the pre-tokens' counts; once it passes `limit` it stops there, with a count over the limit. */
+function exact(text: string, limit = Infinity): number {
+  SPLIT.lastIndex = 0;
+  let n = 0;
+  for (let m = SPLIT.exec(text); m; m = SPLIT.exec(text)) {
+    n += pieceCount(m[0]);
+    if (n > limit) break;
+  }
+  return n;
 }
 
 /** Number of tokens of `text` (exact, but for the long runs described above). */
@@ -66,21 +98,10 @@ export function countTokens(text: string): number {
 }
 
 /**
- * Texts of up to this many characters per token of the limit are counted whole by `countTokensWithin`: gpt-tokenizer's
- * count is about a quarter cheaper than its early-stopping `isWithinTokenLimit` (which yields each token), and most
- * snippets are longer in characters than the limit in tokens yet within it (1,200 tokens: about 5,000 characters of
- * English). Counting an oversized one of these whole costs at most that many characters.
- */
-const COUNT_WHOLE_CHARS_PER_TOKEN = 4;
-
-/**
  * The token count of `text` when it is at most `limit`, else `false`. Exact; a text much longer than the limit stops
- * being tokenized as soon as the limit is passed, so detecting one costs about `limit` tokens of work.
+ * being counted as soon as the limit is passed, so detecting one costs about `limit` tokens of work.
  */
 export function countTokensWithin(text: string, limit: number): number | false {
-  if (text.length <= limit * COUNT_WHOLE_CHARS_PER_TOKEN || longRuns(text)) {
-    const n = countTokens(text);
-    return n <= limit ? n : false;
-  }
-  return isWithinTokenLimit(text, limit, PLAIN_TEXT);
+  const n = longRuns(text) ? countTokens(text) : exact(text, limit);
+  return n <= limit ? n : false;
 }
