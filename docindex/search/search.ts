@@ -164,8 +164,9 @@ export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager,
     return await keywordIndexes.get(key, async () => {
       const index = await loadKeywordIndex(em.fork(), scope, deps.config.searchKeywordCacheBytes);
       // Its pages' paths too, which the ranking reads for its candidates (page-name-lookup.ts); without them it reads
-      // them as it goes, so a failure here only costs those reads.
-      await rememberScopePages(em.fork(), scope).catch((err: Error) => deps.log.warn('could not read the pages of a keyword index', { library: scope.repositoryId, error: err.message }));
+      // them as it goes, so a failure here only costs those reads and is not worth a warning (a warm-up still running
+      // at shutdown meets the closed pool here).
+      await rememberScopePages(em.fork(), scope).catch((err: Error) => deps.log.debug('could not read the pages of a keyword index', { library: scope.repositoryId, error: err.message }));
       return index;
     });
   } catch (err) {
