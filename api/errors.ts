@@ -1,7 +1,9 @@
+import { isGrpcServiceError } from '@temporalio/client';
 import type { Context, Next } from 'koa';
 import { AppError, type ErrorDetail, UnavailableError } from '../core/errors.js';
 import { type Logger, logUnexpected } from '../core/log.js';
 import { redact } from '../core/redact.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 
 /** What every failure becomes before it is written: the one mapping from error type to status and code. */
 export interface HttpError {
@@ -20,6 +22,30 @@ const PARSER_ERRORS: Record<string, Omit<HttpError, 'message'> & { message?: str
   'encoding.unsupported': { status: 415, code: 'UNSUPPORTED_ENCODING' },
   'request.aborted': { status: 400, code: 'REQUEST_ABORTED' },
 };
+
+/** gRPC's UNAVAILABLE and DEADLINE_EXCEEDED: the Temporal server cannot be reached, or did not answer in time. */
+const TEMPORAL_UNREACHABLE = new Set([14, 4]);
+/** What a 503 for a dependency asks a client to wait: an outage worth a 503 lasts seconds to minutes. */
+const DEPENDENCY_RETRY_AFTER_S = 5;
+
+function temporalUnreachable(err: unknown, depth = 0): boolean {
+  if (!(err instanceof Error) || depth > 5) return false;
+  if (isGrpcServiceError(err) && TEMPORAL_UNREACHABLE.has(err.code)) return true;
+  return temporalUnreachable(err.cause, depth + 1);
+}
+
+/**
+ * A failure that only says a dependency cannot be reached right now (PostgreSQL stopped or restarting, its pool
+ * exhausted; the Temporal server down or not answering: the client retries for about 18 s first), as the 503 it
+ * is, with a code of its own and Retry-After, rather than an unexpected 500. Requests answered by the API and by
+ * MCP's tools go through here; an error the code already named (AppError) is left as it is.
+ */
+export function asUnavailable(err: unknown): UnavailableError | undefined {
+  if (err instanceof AppError) return undefined;
+  if (temporalUnreachable(err)) return new UnavailableError('The Temporal server cannot be reached right now; try again shortly', 'TEMPORAL_UNAVAILABLE', DEPENDENCY_RETRY_AFTER_S);
+  if (isDatabaseUnavailable(err)) return new UnavailableError('The database cannot be reached right now; try again shortly', 'DATABASE_UNAVAILABLE', DEPENDENCY_RETRY_AFTER_S);
+  return undefined;
+}
 
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof AppError) {
@@ -88,13 +114,18 @@ export function errorHandler(log: Logger) {
         ctx.status = e.status;
         ctx.body = (ctx.state.formatError ?? defaultErrorBody)(e);
       }
-    } catch (err) {
+    } catch (thrown) {
+      const dependency = asUnavailable(thrown);
+      const err = dependency ?? thrown;
       const e = toHttpError(err);
       e.message = redact(e.message);
       if (e.code === 'INTERNAL_ERROR') {
         e.errorId = logUnexpected(log, 'request failed', err, { method: ctx.method, path: ctx.path });
         e.message = `Internal error (logged as ${e.errorId})`;
-      } else if (e.status >= 500) log.error('request failed', { method: ctx.method, path: ctx.path, error: e.message });
+      } else if (e.status >= 500) {
+        const cause = dependency && { cause: redact(thrown instanceof Error ? thrown.message : String(thrown)) };
+        log.error('request failed', { method: ctx.method, path: ctx.path, error: e.message, ...cause });
+      }
       if (ctx.headerSent) {
         // A stream already started: nothing more can be said, but the response must end (the client resumes).
         if (!ctx.res.writableEnded) ctx.res.end();

@@ -1,7 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { asUnavailable } from '../../api/errors.js';
 import { AppError } from '../../core/errors.js';
 import { logUnexpected } from '../../core/log.js';
+import { redact } from '../../core/redact.js';
 import { contextParams, indexedLine, retrieveContext, type RetrievalDeps } from './context.js';
 import { context7LibraryId, context7LibraryList, context7MultiText, context7Text, resolveLibraryText, searchLibraries } from './context7.js';
 import { isLibraryList } from '../ids.js';
@@ -24,7 +26,10 @@ export function createMcpServer(deps: RetrievalDeps): McpServer {
     async (args: A): Promise<Answer> => {
       try {
         return await tool(args);
-      } catch (err) {
+      } catch (thrown) {
+        const dependency = asUnavailable(thrown);
+        if (dependency) deps.log.error('MCP tool failed', { error: dependency.message, cause: redact(thrown instanceof Error ? thrown.message : String(thrown)) });
+        const err = dependency ?? thrown;
         if (err instanceof AppError) return text(`${err.code}: ${err.message}`, true);
         return text(`Internal error (logged as ${logUnexpected(deps.log, 'MCP tool failed', err)})`, true);
       }

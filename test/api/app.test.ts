@@ -1,4 +1,7 @@
+import net from 'node:net';
+import { Client, Connection } from '@temporalio/client';
 import type { Context } from 'koa';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../support/http.js';
 import type { RouteFactory } from '../../api/deps.js';
@@ -13,6 +16,15 @@ const echoBody = {
   properties: { name: { type: 'string', minLength: 1 }, count: { type: 'integer', minimum: 1 } },
   additionalProperties: false,
 };
+
+/** A port on 127.0.0.1 that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** Test routes that exercise the shared middleware the way service routes will. */
 const testRoutes: RouteFactory = () => [
@@ -35,6 +47,33 @@ const testRoutes: RouteFactory = () => [
     responses: { 409: { description: 'always' } },
     handler: async () => {
       throw new ConflictError('That is not possible now', 'TEST_CONFLICT');
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/test/temporal-down',
+    summary: 'A Temporal call while no server answers (tests only)',
+    tags: ['test'],
+    responses: { 503: { description: 'always' } },
+    handler: async () => {
+      // The real client against a port nobody listens on; the deadline stops its retries sooner than its own would.
+      const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
+      try {
+        await connection.withDeadline(Date.now() + 500, () => new Client({ connection }).schedule.getHandle('refresh:x').describe());
+      } finally {
+        await connection.close();
+      }
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/test/database-down',
+    summary: 'A query while PostgreSQL is away (tests only)',
+    tags: ['test'],
+    responses: { 503: { description: 'always' } },
+    handler: async () => {
+      const client = new pg.Client({ connectionString: `postgres://gristmill:s3cretpw@127.0.0.1:${await closedPort()}/gristmill` });
+      await client.connect();
     },
   },
   {
@@ -138,6 +177,23 @@ describe('the API without a key', () => {
     expect(text).not.toContain('hunter2secret');
     expect(text).not.toContain('git.example.com');
     expect(text).not.toContain('at ');
+  });
+
+  it('answers a Temporal server that cannot be reached with 503 TEMPORAL_UNAVAILABLE and Retry-After, not an internal error', async () => {
+    const res = await fetch(`${stack.url}/api/test/temporal-down`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(await json(res)).toEqual({ error: 'The Temporal server cannot be reached right now; try again shortly', code: 'TEMPORAL_UNAVAILABLE' });
+  });
+
+  it('answers a database that cannot be reached with 503 DATABASE_UNAVAILABLE, without its address or password', async () => {
+    const res = await fetch(`${stack.url}/api/test/database-down`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    const text = await res.text();
+    expect(JSON.parse(text)).toEqual({ error: 'The database cannot be reached right now; try again shortly', code: 'DATABASE_UNAVAILABLE' });
+    expect(text).not.toContain('s3cretpw');
+    expect(text).not.toContain('127.0.0.1');
   });
 
   it('answers an unknown route with 404 ROUTE_NOT_FOUND', async () => {
