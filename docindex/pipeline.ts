@@ -660,14 +660,17 @@ async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, ver
       );
     });
     // In file order and each file's snippets in order, as they were inserted from Node before. The vectors were
-    // computed while staging (StagedVectors); one missing is computed by the snippet table's trigger.
+    // computed while staging (StagedVectors); one missing (no array) is computed by the snippet table's trigger.
+    // Each snippet is zipped with its vector by `rows from`, which reads the array once: subscripting it read the
+    // whole array from its TOAST once per snippet, quadratic in a file's snippets (bench/README.md, "Index"). The fill
+    // writes one vector per snippet; a longer array would pad a row with no content, which the insert refuses.
     const inserted = await clock.time('swap.snippets', () => tx.execute<QueryResult>(
       `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at, search_vector)
        select ${SNIPPET_ID_SQL('d.doc_id', 's.ordinal', 's.content')}, d.doc_id, ?, ?, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.ordinal, now(),
-         d.vectors[s.n::int]
+         s.vector
        from (select ${DOCUMENT_ID_SQL('file_path')} as doc_id, file_path, snippets, vectors from staged_document where job_id = ? and checksum <> '' and not stat_only) d,
-         rows from (jsonb_to_recordset(d.snippets) as (type text, title text, content text, language text, breadcrumb text, "tokenCount" int, ordinal int))
-           with ordinality as s(type, title, content, language, breadcrumb, token_count, ordinal, n)
+         rows from (jsonb_to_recordset(d.snippets) as (type text, title text, content text, language text, breadcrumb text, "tokenCount" int, ordinal int), unnest(d.vectors))
+           with ordinality as s(type, title, content, language, breadcrumb, token_count, ordinal, vector, n)
        order by d.file_path, s.n`,
       [lib.id, version?.id ?? null, ...scope, input.jobId],
       'run',
