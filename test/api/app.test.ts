@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { Context } from 'koa';
 import pg from 'pg';
@@ -6,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json } from '../support/http.js';
 import type { RouteFactory } from '../../api/deps.js';
 import { ConflictError } from '../../core/errors.js';
+import { freePort } from '../../fakes/ports.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 
 const echoBody = {
@@ -16,15 +16,6 @@ const echoBody = {
   properties: { name: { type: 'string', minLength: 1 }, count: { type: 'integer', minimum: 1 } },
   additionalProperties: false,
 };
-
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Test routes that exercise the shared middleware the way service routes will. */
 const testRoutes: RouteFactory = () => [
@@ -56,8 +47,8 @@ const testRoutes: RouteFactory = () => [
     tags: ['test'],
     responses: { 503: { description: 'always' } },
     handler: async () => {
-      // The real client against a port nobody listens on; the deadline stops its retries sooner than its own would.
-      const connection = Connection.lazy({ address: `127.0.0.1:${await closedPort()}` });
+      // The real client against a port nobody listens on (free a moment ago); the deadline stops its retries sooner than its own would.
+      const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
       try {
         await connection.withDeadline(Date.now() + 500, () => new Client({ connection }).schedule.getHandle('refresh:x').describe());
       } finally {
@@ -72,7 +63,7 @@ const testRoutes: RouteFactory = () => [
     tags: ['test'],
     responses: { 503: { description: 'always' } },
     handler: async () => {
-      const client = new pg.Client({ connectionString: `postgres://gristmill:s3cretpw@127.0.0.1:${await closedPort()}/gristmill` });
+      const client = new pg.Client({ connectionString: `postgres://gristmill:s3cretpw@127.0.0.1:${await freePort()}/gristmill` });
       await client.connect();
     },
   },
