@@ -28,7 +28,8 @@ export function createIndexingActivities(deps: ActivityDeps) {
       alive(async (p) => {
         const written = await replaceSnippets(deps, input, crawl);
         const embedded = await embedSnippets(deps, input, stepContext(p));
-        const stats = await updateStatistics(deps, input, crawl);
+        // Nothing changed but what the embedding stage may have added: the search stamp moves only then.
+        const stats = await updateStatistics(deps, input, crawl, embedded.embedded > 0);
         return { ...written, ...embedded, ...stats };
       }),
   };

@@ -877,8 +877,9 @@ async function prepareModel(deps: ActivityDeps, input: IndexStep, em: EntityMana
  * Stage statistics: snippet totals, trust score and timestamps. The trust score (0-10) rewards a library that is
  * substantial and documented: up to 4 points for size (log of the snippet count, full at 10,000), 2 for prose
  * documentation, 2 for code examples, 1 for having indexed versions, 1 for a config file with rules.
+ * `searchChanged` false (a run that changed no snippet and no vector) leaves the search stamp.
  */
-export async function updateStatistics(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult) {
+export async function updateStatistics(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult, searchChanged = true) {
   await setStage(deps, input, { stage: 'statistics', progress: 95 });
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
@@ -889,8 +890,10 @@ export async function updateStatistics(deps: ActivityDeps, input: IndexStep, cra
   const n = (t: string) => Number(counts.find((c) => c.type === t)?.n ?? 0);
   const total = n('code') + n('info');
   const now = new Date();
+  // The search stamp moves only with what search reads: a run that changed nothing keeps every API's caches.
+  const stamp = searchChanged || !(version ?? lib).searchStamp ? { searchStamp: now } : {};
   if (version) {
-    await em.nativeUpdate(LibraryVersion, { id: version.id }, { totalSnippets: total, indexedAt: now, commitHash: crawl.commit ?? version.commitHash });
+    await em.nativeUpdate(LibraryVersion, { id: version.id }, { totalSnippets: total, indexedAt: now, commitHash: crawl.commit ?? version.commitHash, ...stamp });
   } else {
     const indexedVersions = await em.count(LibraryVersion, { repositoryId: lib.id, state: 'indexed' });
     const trust =
@@ -899,7 +902,7 @@ export async function updateStatistics(deps: ActivityDeps, input: IndexStep, cra
       Library,
       { id: lib.id },
       {
-        totalSnippets: total, trustScore: Math.round(trust * 10) / 10, lastIndexedAt: now, lastCommit: crawl.commit, updatedAt: now,
+        totalSnippets: total, trustScore: Math.round(trust * 10) / 10, lastIndexedAt: now, lastCommit: crawl.commit, updatedAt: now, ...stamp,
         ...(crawl.packageVersion && { latestVersion: crawl.packageVersion }),
       },
     );

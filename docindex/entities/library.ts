@@ -30,6 +30,11 @@ export const Library = defineEntity({
     totalSnippets: p.integer().default(0),
     trustScore: p.double().default(0),
     lastIndexedAt: p.datetime().nullable(),
+    /**
+     * When what search reads of the default scope (snippets, documents, vectors) last changed: the key of each API
+     * process's caches of it (docindex/search/search.ts, `scopeStampOf`). A re-index that changed nothing leaves it.
+     */
+    searchStamp: p.datetime().nullable(),
     /** The commit the default branch was last indexed at (a package: the version; a site: when it was read). */
     lastCommit: p.string().nullable(),
     /** A package's repository as its registry records it, when there is one: its versions are read from there. */
@@ -67,6 +72,8 @@ export const LibraryVersion = defineEntity({
     state: p.string().$type<VersionState>().default('pending'),
     totalSnippets: p.integer().default(0),
     indexedAt: p.datetime().nullable(),
+    /** As the library's `searchStamp`, for this version. */
+    searchStamp: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   }),
   uniques: [{ name: 'library_version_repository_id_tag_unique', properties: ['repositoryId', 'tag'] }],

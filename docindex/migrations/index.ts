@@ -14,6 +14,7 @@ import { Migration20261207000000_document_stats } from './Migration2026120700000
 import { Migration20261208000000_search_identifier_words } from './Migration20261208000000_search_identifier_words.js';
 import { Migration20261209000000_search_vector_trigger_when } from './Migration20261209000000_search_vector_trigger_when.js';
 import { Migration20261210000000_search_vector_parts } from './Migration20261210000000_search_vector_parts.js';
+import { Migration20261211000000_search_stamp } from './Migration20261211000000_search_stamp.js';
 
 /** This service's committed migrations; the platform runs every service's in the order of their names (db/migrations/index.ts). */
 export const migrations: MigrationObject[] = [
@@ -32,4 +33,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261208000000_search_identifier_words', class: Migration20261208000000_search_identifier_words },
   { name: 'Migration20261209000000_search_vector_trigger_when', class: Migration20261209000000_search_vector_trigger_when },
   { name: 'Migration20261210000000_search_vector_parts', class: Migration20261210000000_search_vector_parts },
+  { name: 'Migration20261211000000_search_stamp', class: Migration20261211000000_search_stamp },
 ];

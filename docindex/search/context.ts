@@ -11,7 +11,7 @@ import { parseLibraryRef } from '../ids.js';
 import type { OnDemand } from '../on-demand.js';
 import { distinctResults } from './distinct.js';
 import { budgetWithSections } from './neighbourhood.js';
-import { keptRows, scopeStamp, search, SEARCH_MODES, type SearchMode, type UsedSearchMode } from './search.js';
+import { keptRows, scopeStampOf, search, SEARCH_MODES, type SearchMode, type UsedSearchMode } from './search.js';
 import { loadSnippets, type SnippetRow } from './snippet-rows.js';
 import { timed, timedSync, type Timings } from './timings.js';
 
@@ -251,7 +251,7 @@ export async function retrieveContext(deps: RetrievalDeps, p: ContextParams, o: 
   const t = o.timings;
   const { lib, version, rules, profile } = await timed(t, 'resolve', () => resolveScope(deps, em, ref, o.waitMs ?? 0));
   const scope = { repositoryId: lib.id, versionId: version?.id ?? null };
-  const stamp = scopeStamp(version ? version.indexedAt : lib.lastIndexedAt);
+  const stamp = scopeStampOf(lib, version);
   const found = await search(deps, em, { scope, query: p.query.trim(), mode: p.searchMode, alpha: p.alpha, limit: FETCH_LIMIT, stamp, timings: t, activeProfile: profile });
   // One page, or one text twice, does not crowd out the next page that answers (distinct.ts).
   const kept = keptRows(deps.config, () => stamp);

@@ -9,7 +9,7 @@ import type { Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { distinctResults } from './distinct.js';
-import { fuse, fusionAlpha, keptRows, queryVector as embeddedQuery, rankScope, scopeStamp, semanticAcrossScopes, type UsedSearchMode } from './search.js';
+import { fuse, fusionAlpha, keptRows, queryVector as embeddedQuery, rankScope, scopeStampOf, semanticAcrossScopes, type UsedSearchMode } from './search.js';
 import { loadSnippets } from './snippet-rows.js';
 import { applyBudget, type ContextParams, contextResultsText, snippetJson, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
@@ -158,7 +158,7 @@ type Lists = { keyword?: Ranked[]; semantic?: Ranked[] | null };
 async function scopeLists(deps: RetrievalDeps, t: Target, query: string, want: { keyword: boolean; semantic: boolean }, queryVector?: Promise<Float32Array>): Promise<Lists> {
   const em = deps.orm.em.fork();
   const scope = { repositoryId: t.lib.id, versionId: t.version?.id ?? null };
-  const stamp = scopeStamp(t.version ? t.version.indexedAt : t.lib.lastIndexedAt);
+  const stamp = scopeStampOf(t.lib, t.version);
   // Each scope's own lists, not reranked: the merged list is reranked once (retrieveAcrossLibraries).
   const run = (mode: 'keyword' | 'semantic') => rankScope(deps, em, { scope, query, mode, alpha: 0.5, limit: SCOPE_DEPTH, stamp, ...(queryVector && { queryVector }) });
   const lists: Lists = {};
@@ -217,7 +217,7 @@ async function searchAll(deps: RetrievalDeps, targets: Target[], p: ContextParam
 async function semanticInPostgres(deps: RetrievalDeps, targets: Target[], provider: EmbeddingProvider, queryVector: Promise<Float32Array>, depth: number, owner: Map<string, Target>): Promise<Ranked[] | undefined> {
   const scopes = targets.map((t) => ({
     scope: { repositoryId: t.lib.id, versionId: t.version?.id ?? null },
-    stamp: scopeStamp(t.version ? t.version.indexedAt : t.lib.lastIndexedAt),
+    stamp: scopeStampOf(t.lib, t.version),
   }));
   const found = await semanticAcrossScopes(deps, deps.orm.em.fork(), scopes, provider, queryVector, depth);
   if (!found) return undefined;
@@ -251,7 +251,7 @@ export async function retrieveAcrossLibraries(deps: RetrievalDeps, p: ContextPar
   const { ranked, reranked } = await rerankRanked(deps, em, p.query.trim(), found.ranked);
   const stampOf = (id: string) => {
     const t = found.owner.get(id);
-    return t && scopeStamp(t.version ? t.version.indexedAt : t.lib.lastIndexedAt);
+    return t && scopeStampOf(t.lib, t.version);
   };
   const keptRowsOf = keptRows(deps.config, stampOf);
   const fetched = distinctResults(await loadSnippets(em, ranked, keptRowsOf));

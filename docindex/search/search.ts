@@ -107,12 +107,21 @@ function scanPool(config: Config): ScanPool | undefined {
   return pool;
 }
 
+/** A time as `SearchRequest.stamp`; a scope's is `scopeStampOf`'s. */
+export function scopeStamp(at: Date | null | undefined): string {
+  return String(at?.getTime() ?? 0);
+}
+
 /**
- * What `SearchRequest.stamp` is for a scope: when it was last indexed (a version's `indexedAt`, the default branch's
- * `lastIndexedAt`), so a finished indexing job changes it.
+ * What `SearchRequest.stamp` is for a scope, the key of its cached indexes: when what its search reads last changed
+ * (`searchStamp`, moved by an indexing run that changed snippets or vectors), else when it was last indexed (a scope
+ * written by other means). A re-index that found nothing new leaves it, so no process reads the scope again.
  */
-export function scopeStamp(indexedAt: Date | null | undefined): string {
-  return String(indexedAt?.getTime() ?? 0);
+export function scopeStampOf(
+  lib: { searchStamp?: Date | null; lastIndexedAt?: Date | null },
+  version: { searchStamp?: Date | null; indexedAt?: Date | null } | null | undefined,
+): string {
+  return scopeStamp(version ? (version.searchStamp ?? version.indexedAt) : (lib.searchStamp ?? lib.lastIndexedAt));
 }
 
 /**

@@ -8,7 +8,7 @@ import { ModelUnavailableError } from '../embeddings/provider.js';
 import { Library, LibraryVersion } from '../entities/library.js';
 import { indexJobKind } from '../kind.js';
 import type { Scope } from './keyword.js';
-import { loadScopeKeywordIndex, scopeMatrix, scopeStamp } from './search.js';
+import { loadScopeKeywordIndex, scopeMatrix, scopeStampOf } from './search.js';
 
 export interface WarmDeps {
   config: Config;
@@ -84,9 +84,10 @@ async function warmModel(deps: WarmDeps): Promise<void> {
 /** Loads the scope's keyword index and matrix (in memory mode) as its next search will look them up, and the model it embeds queries with. */
 export async function warmScope(deps: Pick<WarmDeps, 'config' | 'orm' | 'log'>, scope: Scope): Promise<void> {
   const em = deps.orm.em.fork();
-  const target = scope.versionId ? await em.findOne(LibraryVersion, { id: scope.versionId }) : await em.findOne(Library, { id: scope.repositoryId });
-  if (!target) return;
-  const stamp = scopeStamp('indexedAt' in target ? target.indexedAt : target.lastIndexedAt);
+  const lib = await em.findOne(Library, { id: scope.repositoryId });
+  const version = scope.versionId ? await em.findOne(LibraryVersion, { id: scope.versionId }) : null;
+  if (!lib || (scope.versionId && !version)) return;
+  const stamp = scopeStampOf(lib, version);
   await loadScopeKeywordIndex(deps, em, scope, stamp);
   const provider = await activeEmbeddingProvider(em, deps.config);
   if (!provider) return;

@@ -4,7 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { createLogger } from '../../core/log.js';
+import { Library } from '../../docindex/entities/library.js';
 import { crawlAndParse, type IndexStep, replaceSnippets, type StepContext } from '../../docindex/pipeline.js';
+import { scopeStampOf } from '../../docindex/search/search.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { api, snippetsOf, waitForJob } from './helpers.js';
 
@@ -162,5 +164,37 @@ describe('a re-index of a local library', () => {
     expect(crawl).toMatchObject({ deletedFiles: 1 });
     expect(written).toMatchObject({ documentsRemoved: 1 });
     expect(await contents('src/gen.ts')).toBe('');
+  });
+});
+
+describe('the search stamp', () => {
+  const stamps = async () => {
+    const [row] = await sql<{ search_stamp: string | null; last_indexed_at: string | null }>(`select search_stamp, last_indexed_at from library where id = ?`, [libraryId]);
+    return { search_stamp: row!.search_stamp === null ? null : new Date(row!.search_stamp), last_indexed_at: row!.last_indexed_at === null ? null : new Date(row!.last_indexed_at) };
+  };
+  const indexJob = async () => {
+    const res = await api(stack, 'POST', `/api/v1/libs/${encodeURIComponent(libraryId)}/index`);
+    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+    expect((await waitForJob(stack, res.body.job.id)).status).toBe('done');
+  };
+
+  it('stays when a re-index changed nothing, so every API keeps the indexes it loaded, and moves when one changed a file', async () => {
+    await indexJob(); // whatever the steps above left
+    const before = await stamps();
+    expect(before.search_stamp).toBeInstanceOf(Date);
+
+    await indexJob();
+    const unchanged = await stamps();
+    expect(unchanged.last_indexed_at!.getTime()).toBeGreaterThan(before.last_indexed_at!.getTime());
+    expect(unchanged.search_stamp).toEqual(before.search_stamp);
+    // What the search's caches are keyed by (docindex/search/search.ts).
+    const lib = await stack.orm.em.fork().findOneOrFail(Library, { id: libraryId });
+    expect(scopeStampOf(lib, null)).toBe(String(before.search_stamp!.getTime()));
+
+    write('docs/delta.md', page('Delta', 'The delta guide explains the scheduler.'));
+    await indexJob();
+    const changed = await stamps();
+    expect(changed.search_stamp!.getTime()).toBeGreaterThan(before.search_stamp!.getTime());
+    expect(changed.search_stamp).toEqual(changed.last_indexed_at);
   });
 });
