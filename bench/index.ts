@@ -69,6 +69,17 @@ async function orchestrationShare(stack: Awaited<ReturnType<typeof startStack>>,
     const scheduled = e.activityTaskScheduledEventAttributes;
     if (scheduled) names.set(String(e.eventId), scheduled.activityType!.name!);
     if (e.activityTaskStartedEventAttributes) started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), ms(e.eventTime));
+    // A local activity (the job's start and end, workflows/job-lifecycle.ts) is a marker holding its own times.
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity') {
+      const data = JSON.parse(Buffer.from(marker.details?.data?.payloads?.[0]?.data ?? []).toString('utf8') || '{}') as Record<string, unknown>;
+      if (data.original_schedule_time && data.complete_time) {
+        // Milliseconds, as the worker's clock saw them (a few can come out just below zero).
+        const took = Math.max(0, ms(data.complete_time) - ms(data.original_schedule_time));
+        inActivities += took;
+        activities[`${String(data.activity_type)} (local)`] = took;
+      }
+    }
     const done = e.activityTaskCompletedEventAttributes;
     if (!done) continue;
     const took = ms(e.eventTime) - started.get(String(done.scheduledEventId))!;
@@ -199,19 +210,31 @@ export async function index(): Promise<void> {
     await warmupsIdle();
     console.log(`                search warm-up after the first index: ${((performance.now() - w0) / 1000).toFixed(2)} s`);
 
+    // Several no-change re-indexes, their median reported: one takes half a second, which this machine's noise moves
+    // by a fifth from run to run (BENCH_REINDEX_RUNS, 5 by default). The CPU line counts their warm-ups.
+    const runs = Math.max(1, Number(process.env.BENCH_REINDEX_RUNS ?? 5));
     const cpu1 = await treeCpuSeconds();
-    const t1 = performance.now();
-    const again = await call('POST', `/api/v1/libs/${encodeURIComponent(added.library.id)}/index`);
-    const second = await finish(again.job.id);
-    const secondMs = performance.now() - t1;
+    const reindexes: { ms: number; jobId: string }[] = [];
+    for (let i = 0; i < runs; i++) {
+      const t1 = performance.now();
+      const again = await call('POST', `/api/v1/libs/${encodeURIComponent(added.library.id)}/index`);
+      const second = await finish(again.job.id);
+      reindexes.push({ ms: performance.now() - t1, jobId: again.job.id });
+      if (second.status !== 'done') throw new Error(`re-index failed: ${second.error}`);
+      // Its search warm-up too, which in use has hours to run before the next.
+      await new Promise((r) => setTimeout(r, 100));
+      await warmupsIdle();
+    }
     const secondCpu = await cpuLine(cpu1);
-    if (second.status !== 'done') throw new Error(`re-index failed: ${second.error}`);
-    const share2 = await orchestrationShare(stack, again.job.id);
+    const median = [...reindexes].sort((a, b) => a.ms - b.ms)[Math.floor(runs / 2)]!;
+    const secondMs = median.ms;
+    const share2 = await orchestrationShare(stack, median.jobId);
     console.log(
-      `no-change re-index: ${(secondMs / 1000).toFixed(2)} s  (${(firstMs / secondMs).toFixed(1)}x faster than the first; target >= 20x)  ` +
+      `no-change re-index: ${(secondMs / 1000).toFixed(2)} s, median of ${runs} (${reindexes.map((r) => (r.ms / 1000).toFixed(2)).join(', ')})  ` +
+        `(${(firstMs / secondMs).toFixed(1)}x faster than the first; target >= 20x)  ` +
         `orchestration ${((100 * share2.orchestration) / share2.wall).toFixed(1)}%`,
     );
-    console.log(`                ${secondCpu}`);
+    console.log(`                ${secondCpu} for the ${runs}`);
     console.log(stageLines(share2));
     const mem = process.memoryUsage();
     console.log(`rss ${(mem.rss / 2 ** 20).toFixed(0)} MiB (API, workers and parser in one process)`);
