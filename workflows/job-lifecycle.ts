@@ -1,23 +1,14 @@
-import { ApplicationFailure, CancellationScope, isCancellation, patched, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, workflowInfo } from '@temporalio/workflow';
 import type { JobActivities } from '../activities/jobs.js';
 import { isJobStopped } from '../jobs/contract.js';
-import { proxyJobActivities, proxyLocalJobActivities } from './activities.js';
+import { proxyJobActivities } from './activities.js';
 import { JOB_ACTIVITY_RETRY } from './retry-policy.js';
 import { withSlot } from './slots.js';
 
-const queued = proxyJobActivities<JobActivities>({
+const jobs = proxyJobActivities<JobActivities>({
   startToCloseTimeout: '30 seconds',
   retry: JOB_ACTIVITY_RETRY,
 });
-// A job's start and end are one short write each: as local activities they run on the worker that runs the workflow,
-// without the two trips through the task queue an activity takes (bench/README.md, Index: most of a no-change
-// re-index was such trips). The patch keeps histories recorded before it on activities.
-const local = proxyLocalJobActivities<JobActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: JOB_ACTIVITY_RETRY,
-});
-const JOB_BOOKKEEPING_LOCAL = 'job-bookkeeping-local-activities';
-const bookkeeping = () => (patched(JOB_BOOKKEEPING_LOCAL) ? local : queued);
 
 /**
  * Runs a job's pipeline and records how it ended, whatever happens: done on success; cancelled when an operator or
@@ -36,20 +27,20 @@ export async function runJob<T>(
   opts: { slot?: string; recorded?: () => boolean } = {},
 ): Promise<T> {
   const run = async () => {
-    await bookkeeping().startJob({ jobId, runId: workflowInfo().runId });
+    await jobs.startJob({ jobId, runId: workflowInfo().runId });
     return pipeline();
   };
   try {
     const result = opts.slot ? await withSlot(opts.slot, run) : await run();
     // Last, after the slot is back: a job that looks done has nothing left to do but close its workflow.
-    if (!opts.recorded?.()) await bookkeeping().finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });
+    if (!opts.recorded?.()) await jobs.finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });
     return result;
   } catch (err) {
     if (isJobStopped(err)) throw err;
     const cancelled = isCancellation(err);
     if (!opts.recorded?.()) {
       await CancellationScope.nonCancellable(() =>
-        bookkeeping().finishJob({
+        jobs.finishJob({
           jobId,
           runId: workflowInfo().runId,
           outcome: cancelled ? 'cancelled' : 'failed',
@@ -75,5 +66,5 @@ export function reportProgress(
   jobId: string,
   update: { progress?: number; stage?: string; stageDetail?: string | null },
 ): Promise<void> {
-  return queued.reportProgress({ jobId, runId: workflowInfo().runId, ...update });
+  return jobs.reportProgress({ jobId, runId: workflowInfo().runId, ...update });
 }
