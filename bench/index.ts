@@ -69,17 +69,6 @@ async function orchestrationShare(stack: Awaited<ReturnType<typeof startStack>>,
     const scheduled = e.activityTaskScheduledEventAttributes;
     if (scheduled) names.set(String(e.eventId), scheduled.activityType!.name!);
     if (e.activityTaskStartedEventAttributes) started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), ms(e.eventTime));
-    // A local activity (the job's start and end, workflows/job-lifecycle.ts) is a marker holding its own times.
-    const marker = e.markerRecordedEventAttributes;
-    if (marker?.markerName === 'core_local_activity') {
-      const data = JSON.parse(Buffer.from(marker.details?.data?.payloads?.[0]?.data ?? []).toString('utf8') || '{}') as Record<string, unknown>;
-      if (data.original_schedule_time && data.complete_time) {
-        // Milliseconds, as the worker's clock saw them (a few can come out just below zero).
-        const took = Math.max(0, ms(data.complete_time) - ms(data.original_schedule_time));
-        inActivities += took;
-        activities[`${String(data.activity_type)} (local)`] = took;
-      }
-    }
     const done = e.activityTaskCompletedEventAttributes;
     if (!done) continue;
     const took = ms(e.eventTime) - started.get(String(done.scheduledEventId))!;
