@@ -192,7 +192,7 @@ const ROWS: Omit<SectionRows<DocIndexConfig>, Nested> & {
     variable: 'SEARCH_SNIPPET_CACHE_MB', section: 'search', parse: refine(int(0, 1_048_576), (mb) => mb * MB), default: '64',
     meaning:
       'memory (MB) for the snippet rows context answers showed lately (with the snippets text answers widened them with), kept in this ' +
-      'process until their library is re-indexed (least recently shown dropped), so a question asked again reads no snippet from PostgreSQL; `0` keeps none',
+      'process until a re-index changes their library (least recently shown dropped), so a question asked again reads no snippet from PostgreSQL; `0` keeps none',
   },
   searchQueryVectors: {
     variable: 'SEARCH_QUERY_VECTORS', section: 'search', parse: int(0, 1_000_000), default: '1000',
