@@ -9,8 +9,8 @@ import { readConfig } from '../../../runtime/config.js';
 import { databaseSchema } from '../../../runtime/services.js';
 
 // The MCP tools map a dependency that cannot be reached as the REST API does (api/errors.ts, asUnavailable): a stable
-// code the assistant can act on, never an internal error id, and the database's address and password in no answer
-// and no log line.
+// code the assistant can act on, never an internal error id; the database's address and password in no answer, and
+// its password in no log line.
 const PASSWORD = 's3cretMcpPw';
 const lines: string[] = [];
 const capture = (scope: string): Logger => {
@@ -20,10 +20,12 @@ const capture = (scope: string): Logger => {
 
 let orm: Orm;
 let client: Client;
+let address: string;
 
 beforeAll(async () => {
   // A real ORM against a port nobody listens on (free a moment ago): every query fails to connect.
-  orm = await openOrm(`postgres://gristmill:${PASSWORD}@127.0.0.1:${await freePort()}/gristmill`, databaseSchema, undefined, { connect: false });
+  address = `127.0.0.1:${await freePort()}`;
+  orm = await openOrm(`postgres://gristmill:${PASSWORD}@${address}/gristmill`, databaseSchema, undefined, { connect: false });
   const server = createMcpServer({ config: readConfig({}).config, orm, log: capture('mcp') });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
@@ -42,13 +44,14 @@ describe('MCP tools while PostgreSQL is away', () => {
   it.each([
     ['query-docs', { libraryId: '/acme/widgets', query: 'routing' }],
     ['resolve-library-id', { libraryName: 'widgets', query: 'routing' }],
-  ])('%s answers DATABASE_UNAVAILABLE, not an internal error, and leaks no address or password', async (name, args) => {
+  ])('%s answers DATABASE_UNAVAILABLE, not an internal error, naming neither the address nor the password; the log no password', async (name, args) => {
     const before = lines.length;
     const res = await client.callTool({ name, arguments: args });
     expect(res.isError).toBe(true);
     expect(text(res)).toBe('DATABASE_UNAVAILABLE: The database cannot be reached right now; try again shortly');
     const logged = lines.slice(before);
     expect(logged.some((l) => l.startsWith('error [mcp] MCP tool failed'))).toBe(true);
+    expect(text(res)).not.toContain(address); // the log names it, for the operator
     for (const line of [text(res), ...logged]) expect(line).not.toContain(PASSWORD);
   });
 });
