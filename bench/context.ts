@@ -11,7 +11,7 @@ import { startEmbeddedPostgres } from '../runtime/postgres.js';
 import { contextParams, retrieveContext, type RetrievalDeps } from '../docindex/search/context.js';
 import { refreshTermStatistics } from '../docindex/search/keyword.js';
 import { Library } from '../docindex/entities/library.js';
-import { closeSearch, keywordIndexCacheSize, loadScopeKeywordIndex, scopeStamp, vectorCache } from '../docindex/search/search.js';
+import { closeSearch, keywordIndexCacheSize, loadScopeKeywordIndex, scopeStampOf, vectorCache } from '../docindex/search/search.js';
 import { writeVectorPack } from '../docindex/search/vector-pack.js';
 import { warmScope } from '../docindex/search/warm.js';
 import { Timings } from '../docindex/search/timings.js';
@@ -149,7 +149,8 @@ async function rerankRound(deps: RetrievalDeps): Promise<void> {
   }
 }
 
-const libraryIndexedAt = async (deps: RetrievalDeps) => (await deps.orm.em.fork().findOneOrFail(Library, { id: LIB })).lastIndexedAt;
+/** The key the library's searches cache its indexes under (docindex/search/search.ts). */
+const libraryStamp = async (deps: RetrievalDeps) => scopeStampOf(await deps.orm.em.fork().findOneOrFail(Library, { id: LIB }), null);
 const since = (t0: number) => `${(performance.now() - t0).toFixed(0)} ms`;
 const firstSemantic = (deps: RetrievalDeps) => retrieveContext(deps, contextParams({ libraryId: LIB, query: 'router', searchMode: 'semantic' }));
 
@@ -176,7 +177,7 @@ async function firstQueries(deps: RetrievalDeps): Promise<void> {
   console.log(`  first semantic query, vectors read from the pack (no warm-up): ${since(t0)}`);
   await closeSearch();
   t0 = performance.now();
-  await loadScopeKeywordIndex(deps, deps.orm.em.fork(), scope, scopeStamp(await libraryIndexedAt(deps)));
+  await loadScopeKeywordIndex(deps, deps.orm.em.fork(), scope, await libraryStamp(deps));
   console.log(`  keyword index read (the warm-up's first part): ${since(t0)}`);
   t0 = performance.now();
   await warmScope(deps, scope);

@@ -10,7 +10,7 @@ const ASKED_MAX = 10_000;
 
 /**
  * A process's in-memory structures built from one library scope (vector matrices, keyword indexes), keyed
- * `<scope>|<stamp>`: the stamp changes whenever the scope is re-indexed, and a newer stamp's entry drops the older
+ * `<scope>|<stamp>`: the stamp changes whenever a re-index changes the scope, and a newer stamp's entry drops the older
  * ones of its scope. Least recently used entries are dropped once the entries together exceed `maxBytes`; one bigger
  * than that is handed to its caller and not kept. Concurrent requests for a key share one load.
  */

@@ -46,7 +46,7 @@ export interface SearchRequest {
   /** 0 = keyword only, 1 = semantic only. */
   alpha: number;
   limit: number;
-  /** Changes whenever the scope is re-indexed (`scopeStamp`; see vectors.ts). */
+  /** Changes whenever a re-index changes the scope (`scopeStampOf`; see vectors.ts). */
   stamp: string;
   /** The query's vector, when the caller embeds it once for several scopes (docindex/search/multi-library.ts). */
   queryVector?: Promise<Float32Array>;
@@ -158,8 +158,8 @@ const keywordKey = (scope: Scope, stamp: string) => `${scope.repositoryId}|${sco
 /**
  * Loads the scope's keyword index into this process's cache (or finds it there): undefined when the cache is off, the
  * load failed lately, or the index is too big to keep. A failure is logged and remembered for a minute, so queries
- * meanwhile rank in SQL instead of loading it again and again; an index too big is remembered until the scope is
- * re-indexed, and its load stops once it outgrows the cache instead of building it whole to be dropped.
+ * meanwhile rank in SQL instead of loading it again and again; an index too big is remembered until a re-index
+ * changes the scope, and its load stops once it outgrows the cache instead of building it whole to be dropped.
  */
 export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager, scope: Scope, stamp: string): Promise<KeywordIndex | undefined> {
   if (deps.config.searchKeywordCacheBytes <= 0) return undefined;
@@ -180,7 +180,7 @@ export async function loadScopeKeywordIndex(deps: SearchDeps, em: EntityManager,
     });
   } catch (err) {
     if (err instanceof KeywordIndexTooLargeError) {
-      // Its size changes only when it is re-indexed (a new stamp, a new key): never loaded again until then.
+      // Its size changes only when a re-index changes it (a new stamp, a new key): never loaded again until then.
       keywordIndexFailures.set(key, Infinity);
       deps.log.warn('the keyword index is bigger than SEARCH_KEYWORD_CACHE_MB; ranking in SQL', { library: scope.repositoryId, mb: Math.ceil(err.bytes / 1048576) });
       return undefined;

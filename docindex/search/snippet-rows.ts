@@ -30,8 +30,8 @@ const idsBytes = (ids: readonly string[], key: string) => ENTRY_OVERHEAD + 2 * k
  * them, the snippets around each result that text answers widen it with (neighbourhood.ts): which ids they are, their
  * rows kept as the others.
  *
- * A row is kept under its id and its scope's stamp (search.ts, `scopeStamp`), which changes whenever the scope is
- * re-indexed: a snippet's id already names its library, version, file, place and text (docindex/pipeline.ts,
+ * A row is kept under its id and its scope's stamp (search.ts, `scopeStampOf`), which changes whenever a re-index
+ * changes the scope: a snippet's id already names its library, version, file, place and text (docindex/pipeline.ts,
  * `snippetId`), and the stamp covers what a re-index may change beside them (its title, its breadcrumb, its
  * neighbours). Entries of an older stamp are never asked for again and leave with the least recently used.
  */

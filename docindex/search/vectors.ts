@@ -15,9 +15,9 @@ import { readVectorPack } from './vector-pack.js';
  * rows (remote providers' vectors are normalised on load) and scans it per query: first a copy in 8-bit values,
  * then the best candidates again in float32 (scan.ts), so answers are float32's at a quarter of the memory read.
  *
- * Entries are keyed by scope, profile, model and a stamp that changes whenever the scope is re-indexed (the library's
- * `lastIndexedAt` or the version's `indexedAt`: search.ts `scopeMatrix`), so a finished indexing job makes the next
- * query load the new vectors; each API process loads them as soon as the job is done (warm.ts), from the pack the
+ * Entries are keyed by scope, profile, model and a stamp that changes whenever a re-index changes the scope's snippets
+ * or vectors (the library's or version's `searchStamp`: search.ts `scopeStampOf`, `scopeMatrix`), so such a job makes
+ * the next query load the new vectors; each API process loads them as soon as the job is done (warm.ts), from the pack the
  * embed stage wrote (vector-pack.ts). Memory is bounded: least recently used entries are evicted once the matrices
  * together exceed `SEARCH_VECTOR_CACHE_MB` (a 100k-snippet library at 384 dimensions takes about 200 MB).
  */
