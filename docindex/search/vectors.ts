@@ -17,9 +17,9 @@ import { readVectorPack } from './vector-pack.js';
  *
  * Entries are keyed by scope, profile, model and a stamp that changes whenever a re-index changes the scope's snippets
  * or vectors (the library's or version's `searchStamp`: search.ts `scopeStampOf`, `scopeMatrix`), so such a job makes
- * the next query load the new vectors; each API process loads them as soon as the job is done (warm.ts), from the pack the
- * embed stage wrote (vector-pack.ts). Memory is bounded: least recently used entries are evicted once the matrices
- * together exceed `SEARCH_VECTOR_CACHE_MB` (a 100k-snippet library at 384 dimensions takes about 200 MB).
+ * the next query load the new vectors; each API process loads them as soon as the job is done (warm.ts), from the
+ * pack the embed stage wrote (vector-pack.ts). Memory is bounded: least recently used entries are evicted once the
+ * matrices together exceed `SEARCH_VECTOR_CACHE_MB` (a 100k-snippet library at 384 dimensions takes about 200 MB).
  */
 
 const MAX_PAGES = 65536;
