@@ -93,7 +93,9 @@ export async function downloadTo(url: string, file: string, ctx: SourceContext, 
   const verify = checks(o);
   const timeoutMs = o.timeoutMs ?? 10 * 60_000;
   const clock = timers(o.what, timeoutMs, o.idleMs ?? 60_000);
-  const call = { signal: AbortSignal.any([ctx.signal, clock.signal]), deadline: Date.now() + timeoutMs };
+  // The clock alone ends the call: the request's own deadline only backs it up, a second later, so it can never
+  // fire first (within the same millisecond it once did, and a timeout read as a broken connection).
+  const call = { signal: AbortSignal.any([ctx.signal, clock.signal]), deadline: Date.now() + timeoutMs + 1000 };
   try {
     const res = await request(o.what, url, { headers: o.headers ?? {} }, call, { guard: ctx.guard });
     if (!res.ok) throw statusFailure(o.what, res, await readText(o.what, res, call, 2000).catch(() => ''));

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../core/log.js';
 import { downloadTo, type DownloadOptions, expectedDigests } from '../../../docindex/sources/download.js';
 import type { SourceContext } from '../../../docindex/sources/types.js';
@@ -127,6 +127,20 @@ describe('downloads', () => {
     }
     const { run } = await download('/stall', { timeoutMs: 400 });
     await expect(run).rejects.toMatchObject({ name: 'RecoverableError', message: 'The archive did not finish within 400 ms' });
+  });
+
+  it('names the whole time as the reason even when the clock reads later each time (one timer ends the call)', async () => {
+    // Reproduces a CI failure: the millisecond turned between the download's clock and the request's own deadline,
+    // whose timer then fired first and read as a broken connection.
+    const real = Date.now.bind(Date);
+    let skew = 0;
+    const now = vi.spyOn(Date, 'now').mockImplementation(() => real() + skew++);
+    try {
+      const { run } = await download('/stall', { timeoutMs: 200 });
+      await expect(run).rejects.toMatchObject({ name: 'RecoverableError', message: 'The archive did not finish within 200 ms' });
+    } finally {
+      now.mockRestore();
+    }
   });
 
   it('calls a connection cut mid-body and a 5xx recoverable, a 404 permanent', async () => {
