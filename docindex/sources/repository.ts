@@ -1,7 +1,7 @@
 import type { ActivityDeps } from '../../activities/deps.js';
 import { PermanentError } from '../../core/errors.js';
 import type { Library, LibraryVersion } from '../entities/library.js';
-import { checkoutLocalTag, headCommit, isRepository, remoteTags, shallowClone, shallowFetch } from '../git.js';
+import { checkoutLocalTag, headCommit, remoteTags, shallowClone, shallowFetch } from '../git.js';
 import { LocalFolders } from '../local-folders.js';
 import { remoteAccess } from '../remote-access.js';
 import type { Checkout } from './types.js';
@@ -26,7 +26,8 @@ export async function checkoutRepository(
     const folder = await folders.resolve(lib.sourceUrl).catch((err: Error) => {
       throw new PermanentError(`The library's folder cannot be read: ${err.message}`);
     });
-    if (!version) return { root: folder, commit: (await isRepository(folder)) ? await headCommit(folder) : null, skip: await folders.excludedBelow(), warnings: [] };
+    // One git call: outside a repository (or before its first commit) `rev-parse HEAD` fails, and the commit is null.
+    if (!version) return { root: folder, commit: await headCommit(folder), skip: await folders.excludedBelow(), warnings: [] };
     await checkoutLocalTag(folder, version.tag, workdir, p.signal, p.onProgress);
     return { root: workdir, commit: await headCommit(workdir), warnings: [] };
   }

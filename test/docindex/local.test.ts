@@ -76,6 +76,9 @@ describe('a local library', () => {
     expect(lib.trustScore).toBeGreaterThan(0);
     // previousVersions in the config registered a version.
     expect(lib.versions).toEqual(['v0.9.0']);
+    // The folder is a repository: its checked-out commit is the index's.
+    const [row] = (await stack.orm.em.fork().execute('select last_commit from library where id = ?', [libraryId])) as { last_commit: string | null }[];
+    expect(row!.last_commit).toBe(git(repo.dir, 'rev-parse', 'HEAD'));
 
     const snippets = await snippetsOf(stack, libraryId);
     const files = [...new Set(snippets.map((s) => s.file_path))];
