@@ -1,7 +1,7 @@
 import type { Config } from '../../core/config.js';
 import { PermanentError } from '../../core/errors.js';
 import type { Library } from '../entities/library.js';
-import { headCommit, isRepository, localTags, remoteHead } from '../git.js';
+import { headCommit, localTags, remoteHead } from '../git.js';
 import { LocalFolders } from '../local-folders.js';
 import { remoteAccess } from '../remote-access.js';
 import type { Logger } from '../../core/log.js';
@@ -44,9 +44,11 @@ async function localHead(deps: HeadDeps, lib: Library): Promise<SourceHead> {
   const folder = await new LocalFolders(deps.config).resolve(lib.sourceUrl).catch((err: Error) => {
     throw new PermanentError(`The library's folder cannot be read: ${err.message}`, 'LIBRARY_FOLDER_UNREADABLE');
   });
-  if (!(await isRepository(folder))) return { revision: null, versions: [] };
+  // Outside a repository, or before its first commit, `rev-parse HEAD` fails: no stamp, and no tags to read.
+  const revision = await headCommit(folder);
+  if (!revision) return { revision: null, versions: [] };
   const tags = await localTags(folder);
-  return { revision: await headCommit(folder), versions: tags.map((t) => ({ version: t.tag, commit: t.commit, yanked: false, publishedAt: null })) };
+  return { revision, versions: tags.map((t) => ({ version: t.tag, commit: t.commit, yanked: false, publishedAt: null })) };
 }
 
 /** The registry's latest version (what the default scope should hold) and its published versions. */
