@@ -107,11 +107,17 @@ export async function readBytes(what: string, res: Response, ctx: CallContext, m
   return readBody(what, res, ctx, maxBytes, 'refuse');
 }
 
+/** An abort by a time limit (`AbortSignal.timeout`), as opposed to a cancellation. */
+const isTimeout = (reason: unknown) => (reason as Error | undefined)?.name === 'TimeoutError';
+
 function failure(what: string, err: unknown, ctx: CallContext, timeout: AbortSignal | undefined, budget: number): unknown {
-  if (ctx.signal.aborted) return ctx.signal.reason ?? err;
+  // A caller's signal that carries its own time limit, often the deadline's twin, may end the call a moment before
+  // the deadline does: a timeout all the same, not a cancellation to pass on.
+  const callerTimedOut = ctx.signal.aborted && isTimeout(ctx.signal.reason);
+  if (ctx.signal.aborted && !callerTimedOut) return ctx.signal.reason ?? err;
   const reason = (err as { cause?: unknown }).cause;
   if (isAddressRefusal(reason)) return refused(what, reason);
-  if (timeout?.aborted || (err as Error).name === 'TimeoutError' || Date.now() >= ctx.deadline) {
+  if (callerTimedOut || timeout?.aborted || isTimeout(err) || Date.now() >= ctx.deadline) {
     return new RecoverableError(
       budget ? `${what} did not answer within ${budget} ms${settingOf(ctx)}` : `${what} timed out while sending its answer${settingOf(ctx)}`,
     );
