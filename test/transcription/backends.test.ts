@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -6,6 +8,7 @@ import { loadConfig } from '../../runtime/config.js';
 import { PermanentError, RecoverableError } from '../../core/errors.js';
 import { createLogger } from '../../core/log.js';
 import { findFfmpeg, type Tool } from '../../core/tools.js';
+import { postAudio } from '../../transcription/backends/http.js';
 import { syncBackend } from '../../transcription/backends/index.js';
 import type { AudioFile, SyncBackend } from '../../transcription/backends/types.js';
 import { resetTranscriptionCapabilities } from '../../transcription/backends/openai.js';
@@ -260,6 +263,31 @@ describe('the OpenAI-compatible client', () => {
     await expect(pending).rejects.toThrow('cancelled by the test');
     await asr.waitFor(() => asr.syncRequests[0]!.aborted, 10_000, 'the server to see the abort');
     expect(asr.syncRequests[0]!.status).toBeUndefined();
+  });
+});
+
+describe('a server that takes too long', () => {
+  // A server that never answers (/hang) or stops in the middle of its answer (/stall): both are the request's time
+  // limit running out, whether it ran out before the headers or while the body was read.
+  let slow: http.Server;
+  beforeAll(async () => {
+    slow = http.createServer((req, res) => {
+      req.resume();
+      if (req.url === '/stall') req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': 1000 }).write('{"text": "tone'));
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    slow.closeAllConnections();
+    await new Promise((resolve) => slow.close(resolve));
+  });
+
+  it('is a recoverable failure naming the time limit, before the answer or in the middle of it', async () => {
+    const base = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    for (const route of ['/hang', '/stall']) {
+      const sent = postAudio(`${base}${route}`, clip, 'file', [], { signal: new AbortController().signal, timeoutMs: 300, apiKey: undefined });
+      await expect(sent).rejects.toMatchObject({ name: 'RecoverableError', message: 'The transcription backend did not answer within 300 ms (TRANSCRIPTION_MEDIA_TIMEOUT_MS)' });
+    }
   });
 });
 

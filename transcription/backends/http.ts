@@ -52,7 +52,7 @@ export async function postAudio(
     });
   } catch (err) {
     if (o.signal.aborted) throw o.signal.reason ?? err;
-    if (timeout.aborted) throw new RecoverableError(`${WHAT} did not answer within ${o.timeoutMs} ms (TRANSCRIPTION_MEDIA_TIMEOUT_MS)`);
+    if (timeout.aborted) throw timedOut(o);
     throw new RecoverableError(`${WHAT} at ${new URL(url).origin} is unreachable: ${cause(err)}`);
   }
   let text: string;
@@ -61,6 +61,8 @@ export async function postAudio(
   } catch (err) {
     if (o.signal.aborted) throw o.signal.reason ?? err;
     if (err instanceof PermanentError) throw err;
+    // The time limit covers the answer's body too: a server that stops sending has not answered in time.
+    if (timeout.aborted) throw timedOut(o);
     throw new RecoverableError(`${WHAT} broke off its answer: ${cause(err)}`);
   }
   return { status: res.status, text, retryAfter: res.headers.get('retry-after') };
@@ -68,6 +70,8 @@ export async function postAudio(
 
 /** A transcript of a chunk is kilobytes to a few megabytes (with words); far more is not one. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+const timedOut = (o: CallOptions) => new RecoverableError(`${WHAT} did not answer within ${o.timeoutMs} ms (TRANSCRIPTION_MEDIA_TIMEOUT_MS)`);
 
 async function readLimited(res: Response, maxBytes: number): Promise<string> {
   if (!res.body) return '';
