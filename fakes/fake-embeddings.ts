@@ -3,9 +3,10 @@ import http from 'node:http';
 /**
  * An OpenAI-compatible embeddings server on 127.0.0.1: `POST /v1/embeddings` (and Azure's
  * `/openai/deployments/<d>/embeddings?api-version=`). Vectors are a deterministic function of the text.
- * `script` queues special answers: 429 with Retry-After, 500, 401, 404, malformed bodies.
+ * `script` queues special answers: 429 with Retry-After, 500, 401, 404, malformed bodies, and `stall`: the start of
+ * an answer, then nothing.
  */
-export type Scripted = { status: number; retryAfter?: string; body?: string };
+export type Scripted = { status: number; retryAfter?: string; body?: string; stall?: boolean };
 
 export interface FakeEmbeddings {
   url: string;
@@ -29,6 +30,10 @@ export async function startFakeEmbeddings(opts: { dimensions?: number; apiKey?: 
     const body = raw ? JSON.parse(raw) : {};
     fake.requests.push({ at: Date.now(), path: req.url ?? '', headers: req.headers, body });
     const next = fake.script.shift();
+    if (next?.stall) {
+      res.writeHead(next.status, { 'content-type': 'application/json', 'content-length': 1000 }).write('{"object": "list", "data": [');
+      return;
+    }
     if (next) {
       res.writeHead(next.status, { 'content-type': 'application/json', ...(next.retryAfter && { 'retry-after': next.retryAfter }) });
       res.end(next.body ?? JSON.stringify({ error: { message: `scripted ${next.status}` } }));

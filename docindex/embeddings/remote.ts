@@ -106,12 +106,19 @@ export class RemoteProvider implements EmbeddingProvider {
     const headers = this.headers();
     for (let attempt = 1; ; attempt++) {
       let res: Response;
+      let text: string;
+      const timeoutMs = this.config.timeoutMs ?? 60_000;
       try {
-        const timeout = AbortSignal.timeout(this.config.timeoutMs ?? 60_000);
+        const timeout = AbortSignal.timeout(timeoutMs);
         res = await fetch(this.url(), { method: 'POST', headers, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+        // The time limit covers the answer's body: a server that stops sending is tried again like one not reached.
+        text = await res.text();
       } catch (err) {
         if (signal?.aborted) throw err;
-        if (attempt >= attempts) throw new EmbeddingError(`The embedding server could not be reached: ${redact((err as Error).message)}`, false);
+        if (attempt >= attempts) {
+          const late = (err as Error).name === 'TimeoutError';
+          throw new EmbeddingError(late ? `The embedding server did not answer within ${timeoutMs} ms` : `The embedding server could not be reached: ${redact((err as Error).message)}`, false);
+        }
         await sleep(Math.min(1000 * 2 ** (attempt - 1), this.config.maxRetryWaitMs ?? 60_000), signal);
         continue;
       }
@@ -120,7 +127,6 @@ export class RemoteProvider implements EmbeddingProvider {
           throw new EmbeddingError(`The embedding server answered ${res.status} ${res.statusText} ${attempts} times`, false);
         }
         const wait = retryAfterMs(res.headers.get('retry-after')) ?? 1000 * 2 ** (attempt - 1);
-        await res.body?.cancel();
         await sleep(Math.min(wait, this.config.maxRetryWaitMs ?? 60_000), signal);
         continue;
       }
@@ -130,7 +136,6 @@ export class RemoteProvider implements EmbeddingProvider {
       if (res.status === 404) {
         throw new EmbeddingError(`The embedding endpoint or model was not found (404): check baseUrl, model and deployment (${this.model})`, true);
       }
-      const text = await res.text();
       if (!res.ok) {
         const message = upstreamMessage(text);
         throw new EmbeddingError(`The embedding server answered ${res.status}${message ? `: ${message}` : ''}`, true);

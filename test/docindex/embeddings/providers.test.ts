@@ -146,6 +146,18 @@ describe('the remote OpenAI-compatible provider', () => {
     expect((err as EmbeddingError).permanent).toBe(false);
   });
 
+  it('tries again a server that stops in the middle of its answer, and says so when it keeps doing it', async () => {
+    fake.requests.length = 0;
+    fake.script.push({ status: 200, stall: true });
+    expect(await provider({ timeoutMs: 300 }).embed(['x'])).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+    fake.script.push({ status: 200, stall: true }, { status: 200, stall: true });
+    const err = (await provider({ timeoutMs: 300, maxAttempts: 2 }).embed(['x']).catch((e: Error) => e)) as EmbeddingError;
+    expect(err).toBeInstanceOf(EmbeddingError);
+    expect(err.message).toBe('The embedding server did not answer within 300 ms');
+    expect(err.permanent).toBe(false);
+  });
+
   it('fails at once with a clear message on 401 and 404', async () => {
     const bad = new RemoteProvider('r', 'm', null, { baseUrl: `${fake.url}/v1`, apiKey: 'sk-wrong-key-000' });
     const e401 = (await bad.embed(['x']).catch((e: Error) => e)) as EmbeddingError;
