@@ -149,12 +149,12 @@ describe('the remote OpenAI-compatible provider', () => {
   it('tries again a server that stops in the middle of its answer, and says so when it keeps doing it', async () => {
     fake.requests.length = 0;
     fake.script.push({ status: 200, stall: true });
-    expect(await provider({ timeoutMs: 300 }).embed(['x'])).toHaveLength(1);
+    expect(await provider({ timeoutMs: 1000 }).embed(['x'])).toHaveLength(1);
     expect(fake.requests).toHaveLength(2);
     fake.script.push({ status: 200, stall: true }, { status: 200, stall: true });
-    const err = (await provider({ timeoutMs: 300, maxAttempts: 2 }).embed(['x']).catch((e: Error) => e)) as EmbeddingError;
+    const err = (await provider({ timeoutMs: 1000, maxAttempts: 2 }).embed(['x']).catch((e: Error) => e)) as EmbeddingError;
     expect(err).toBeInstanceOf(EmbeddingError);
-    expect(err.message).toBe('The embedding server did not answer within 300 ms');
+    expect(err.message).toBe('The embedding server did not answer within 1000 ms');
     expect(err.permanent).toBe(false);
   });
 
