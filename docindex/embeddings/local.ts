@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import { ValidationError } from '../../core/errors.js';
-import { startThread } from '../../core/threads.js';
+import { startThread, ThreadCalls } from '../../core/threads.js';
 import { EMBED_BATCH_LIMITS } from './batches.js';
 import { type ConventionsConfig, type ModelConventions, modelFamilyName, type Pooling, profileConventions } from './conventions.js';
 import { type DownloadProgress, EmbeddingError, type EmbeddingProvider, ModelUnavailableError } from './provider.js';
@@ -107,9 +106,7 @@ export class LocalProvider implements EmbeddingProvider {
   readonly conventions: ModelConventions;
   /** Its thread embeds one batch at a time. */
   readonly oneCallAtATime = true;
-  private worker: Worker | undefined;
-  private nextId = 0;
-  private readonly pending = new Map<number, { resolve: (v: Float32Array[]) => void; reject: (e: Error) => void }>();
+  private readonly thread: ThreadCalls<Omit<LocalWorkerRequest, 'id'>, Extract<LocalWorkerReply, { id: number }>, Float32Array[]>;
   private readonly downloads = new Set<(file: string, loaded: number, total: number) => void>();
 
   constructor(
@@ -121,16 +118,25 @@ export class LocalProvider implements EmbeddingProvider {
   ) {
     this.dimensions = dimensions;
     this.conventions = profileConventions(model, config);
+    this.thread = new ThreadCalls({
+      start: () => startThread(import.meta.url, 'local-worker', this.workerData()),
+      answer: (reply) => ('vectors' in reply ? reply.vectors : []),
+      explain: (message) => this.explain(message),
+      stopped: (err) => new EmbeddingError(`The local embedding thread stopped: ${err.message}`, false),
+      onOther: (message) => {
+        const { download } = message as Extract<LocalWorkerReply, { download: unknown }>;
+        if (download) for (const listener of this.downloads) listener(download.file, download.loaded, download.total);
+      },
+    });
   }
 
   onDisk(): boolean {
     return localModelPresent(this.model, this.runtime.cacheDir, this.config.modelPath, this.config.dtype);
   }
 
-  private start(): Worker {
-    if (this.worker) return this.worker;
+  private workerData(): LocalWorkerData {
     const { modelPath, dtype } = this.config;
-    const data: LocalWorkerData = {
+    return {
       ...this.runtime,
       model: this.model,
       modelPath,
@@ -139,28 +145,6 @@ export class LocalProvider implements EmbeddingProvider {
       maxTokens: modelMaxTokens(this.model || path.basename(modelPath ?? '')),
       threads: this.runtime.threads ?? embedThreads(),
     };
-    const worker = startThread(import.meta.url, 'local-worker', data);
-    worker.on('message', (reply: LocalWorkerReply) => {
-      if ('download' in reply) {
-        for (const listener of this.downloads) listener(reply.download.file, reply.download.loaded, reply.download.total);
-        return;
-      }
-      const p = this.pending.get(reply.id);
-      if (!p) return;
-      this.pending.delete(reply.id);
-      if (!this.pending.size) worker.unref(); // idle: it must not keep the process alive
-      if ('error' in reply) p.reject(this.explain(reply.error));
-      else p.resolve(reply.vectors);
-    });
-    const fail = (err: Error) => {
-      for (const p of this.pending.values()) p.reject(new EmbeddingError(`The local embedding thread stopped: ${err.message}`, false));
-      this.pending.clear();
-      this.worker = undefined;
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => code !== 0 && fail(new Error(`exit code ${code}`)));
-    worker.unref();
-    return (this.worker = worker);
   }
 
   /** Turns transformers.js' loading errors into what the user has to do. */
@@ -207,14 +191,7 @@ export class LocalProvider implements EmbeddingProvider {
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += size) {
       signal?.throwIfAborted();
-      const batch = texts.slice(i, i + size);
-      const worker = this.start();
-      const id = this.nextId++;
-      const vectors = await new Promise<Float32Array[]>((resolve, reject) => {
-        this.pending.set(id, { resolve, reject });
-        worker.ref(); // busy: keep the process alive until the answer comes
-        worker.postMessage({ id, texts: batch } satisfies LocalWorkerRequest);
-      });
+      const vectors = await this.thread.call({ texts: texts.slice(i, i + size) });
       for (const v of vectors) {
         if (this.dimensions && v.length !== this.dimensions) {
           throw new EmbeddingError(`The model returned ${v.length} dimensions; the profile says ${this.dimensions}`, true);
@@ -226,8 +203,7 @@ export class LocalProvider implements EmbeddingProvider {
     return out;
   }
 
-  async close(): Promise<void> {
-    await this.worker?.terminate();
-    this.worker = undefined;
+  close(): Promise<void> {
+    return this.thread.close();
   }
 }

@@ -1,6 +1,5 @@
 import path from 'node:path';
-import type { Worker } from 'node:worker_threads';
-import { startThread } from '../../core/threads.js';
+import { startThread, ThreadCalls } from '../../core/threads.js';
 import { localModelPresent } from '../embeddings/local.js';
 import { RerankError } from './remote.js';
 
@@ -38,38 +37,18 @@ export interface LocalRerankRequest {
 export type LocalRerankReply = { id: number; scores: number[] } | { id: number; error: string };
 
 export class LocalReranker {
-  private worker: Worker | undefined;
-  private nextId = 0;
-  private readonly pending = new Map<number, { resolve: (scores: number[]) => void; reject: (e: Error) => void }>();
+  private readonly thread = new ThreadCalls<Omit<LocalRerankRequest, 'id'>, LocalRerankReply, number[]>({
+    start: () => startThread(import.meta.url, 'local-worker', { ...this.runtime, ...this.config, model: this.model, modelPath: this.config.modelPath } satisfies LocalRerankWorkerData),
+    answer: (reply) => ('scores' in reply ? reply.scores : []),
+    explain: (message) => this.explain(message),
+    stopped: (err) => new RerankError(`the local rerank thread stopped: ${err.message}`),
+  });
 
   constructor(
     readonly model: string,
     private readonly config: LocalRerankConfig,
     private readonly runtime: LocalRerankRuntime,
   ) {}
-
-  private start(): Worker {
-    if (this.worker) return this.worker;
-    const data: LocalRerankWorkerData = { ...this.runtime, ...this.config, model: this.model, modelPath: this.config.modelPath };
-    const worker = startThread(import.meta.url, 'local-worker', data);
-    worker.on('message', (reply: LocalRerankReply) => {
-      const p = this.pending.get(reply.id);
-      if (!p) return;
-      this.pending.delete(reply.id);
-      if (!this.pending.size) worker.unref(); // idle: it must not keep the process alive
-      if ('error' in reply) p.reject(this.explain(reply.error));
-      else p.resolve(reply.scores);
-    });
-    const fail = (err: Error) => {
-      for (const p of this.pending.values()) p.reject(new RerankError(`the local rerank thread stopped: ${err.message}`));
-      this.pending.clear();
-      this.worker = undefined;
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => code !== 0 && fail(new Error(`exit code ${code}`)));
-    worker.unref();
-    return (this.worker = worker);
-  }
 
   /** transformers.js' loading errors, told as what to do. */
   private explain(message: string): RerankError {
@@ -85,20 +64,13 @@ export class LocalReranker {
   /** The model's relevance score of each document for `query` (higher is more relevant), by position. */
   score(query: string, documents: string[]): Promise<number[]> {
     // Told here: transformers.js, asked for a model it cannot find or fetch, fails on what it did not read.
-    if (!this.worker && !this.runtime.allowDownloads && !localModelPresent(this.model, this.runtime.cacheDir, this.config.modelPath)) {
+    if (!this.thread.started && !this.runtime.allowDownloads && !localModelPresent(this.model, this.runtime.cacheDir, this.config.modelPath)) {
       return Promise.reject(this.explain('the model files are not found'));
     }
-    const worker = this.start();
-    const id = this.nextId++;
-    return new Promise<number[]>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.ref(); // busy: keep the process alive until the answer comes
-      worker.postMessage({ id, query, documents } satisfies LocalRerankRequest);
-    });
+    return this.thread.call({ query, documents });
   }
 
-  async close(): Promise<void> {
-    await this.worker?.terminate();
-    this.worker = undefined;
+  close(): Promise<void> {
+    return this.thread.close();
   }
 }
