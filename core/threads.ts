@@ -32,8 +32,8 @@ export class ThreadCalls<Request extends object, Reply extends { id: number }, A
   constructor(
     private readonly o: {
       start: () => Worker;
-      /** The answer a reply carries. */
-      answer: (reply: Reply) => Answer;
+      /** The answer a reply that is no error carries. */
+      answer: (reply: Exclude<Reply, { error: string }>) => Answer;
       /** The error a thread's `error` message stands for. */
       explain: (message: string) => Error;
       /** The error of a call whose thread stopped. */
@@ -73,7 +73,7 @@ export class ThreadCalls<Request extends object, Reply extends { id: number }, A
       if (!this.pending.size) worker.unref(); // idle: it must not keep the process alive
       const error = (message as { error?: unknown }).error;
       if (typeof error === 'string') p.reject(this.o.explain(error));
-      else p.resolve(this.o.answer(message as Reply));
+      else p.resolve(this.o.answer(message as Exclude<Reply, { error: string }>));
     });
     const fail = (err: Error) => {
       for (const p of this.pending.values()) p.reject(this.o.stopped(err));

@@ -120,7 +120,7 @@ export class LocalProvider implements EmbeddingProvider {
     this.conventions = profileConventions(model, config);
     this.thread = new ThreadCalls({
       start: () => startThread(import.meta.url, 'local-worker', this.workerData()),
-      answer: (reply) => ('vectors' in reply ? reply.vectors : []),
+      answer: (reply) => reply.vectors,
       explain: (message) => this.explain(message),
       stopped: (err) => new EmbeddingError(`The local embedding thread stopped: ${err.message}`, false),
       onOther: (message) => {

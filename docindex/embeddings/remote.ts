@@ -102,12 +102,12 @@ export class RemoteProvider implements EmbeddingProvider {
 
   private async request(input: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const attempts = this.config.maxAttempts ?? 5;
+    const timeoutMs = this.config.timeoutMs ?? 60_000;
     const body = JSON.stringify({ model: this.model, input, ...(this.dimensions && { dimensions: this.dimensions }) });
     const headers = this.headers();
     for (let attempt = 1; ; attempt++) {
       let res: Response;
       let text: string;
-      const timeoutMs = this.config.timeoutMs ?? 60_000;
       try {
         const timeout = AbortSignal.timeout(timeoutMs);
         res = await fetch(this.url(), { method: 'POST', headers, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });

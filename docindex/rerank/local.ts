@@ -39,7 +39,7 @@ export type LocalRerankReply = { id: number; scores: number[] } | { id: number; 
 export class LocalReranker {
   private readonly thread = new ThreadCalls<Omit<LocalRerankRequest, 'id'>, LocalRerankReply, number[]>({
     start: () => startThread(import.meta.url, 'local-worker', { ...this.runtime, ...this.config, model: this.model, modelPath: this.config.modelPath } satisfies LocalRerankWorkerData),
-    answer: (reply) => ('scores' in reply ? reply.scores : []),
+    answer: (reply) => reply.scores,
     explain: (message) => this.explain(message),
     stopped: (err) => new RerankError(`the local rerank thread stopped: ${err.message}`),
   });
