@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
@@ -424,7 +425,10 @@ type FileRead = { bytes: Buffer; stat: FileStat | null } | { stored: string };
  */
 async function readSelected(s: CrawlScope, rel: string): Promise<FileRead | 'oversized' | 'generated'> {
   const file = path.join(s.root, rel);
-  const st = await fs.stat(file, { bigint: true });
+  // Synchronous: a stat of a local file takes microseconds, so a chunk's (READ_AHEAD) holds the event loop for a
+  // fraction of a millisecond, while the promise form cost two to three times as much, the largest part of a
+  // no-change crawl (bench/README.md, "Index"). It still throws inside this async function: a rejection.
+  const st = statSync(file, { bigint: true });
   const settled = st.mtimeNs < (BigInt(Date.now()) - RACY_MS) * 1_000_000n;
   const stat = s.keepStats && settled ? { size: String(st.size), mtimeNs: String(st.mtimeNs) } : null;
   const stored = s.stored.get(rel);
