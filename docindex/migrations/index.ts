@@ -15,6 +15,7 @@ import { Migration20261208000000_search_identifier_words } from './Migration2026
 import { Migration20261209000000_search_vector_trigger_when } from './Migration20261209000000_search_vector_trigger_when.js';
 import { Migration20261210000000_search_vector_parts } from './Migration20261210000000_search_vector_parts.js';
 import { Migration20261211000000_search_stamp } from './Migration20261211000000_search_stamp.js';
+import { Migration20261212000000_staged_storage } from './Migration20261212000000_staged_storage.js';
 
 /** This service's committed migrations; the platform runs every service's in the order of their names (db/migrations/index.ts). */
 export const migrations: MigrationObject[] = [
@@ -34,4 +35,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261209000000_search_vector_trigger_when', class: Migration20261209000000_search_vector_trigger_when },
   { name: 'Migration20261210000000_search_vector_parts', class: Migration20261210000000_search_vector_parts },
   { name: 'Migration20261211000000_search_stamp', class: Migration20261211000000_search_stamp },
+  { name: 'Migration20261212000000_staged_storage', class: Migration20261212000000_staged_storage },
 ];
