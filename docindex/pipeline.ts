@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { type BigIntStats, stat } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
@@ -418,6 +418,14 @@ const RACY_MS = 2000n;
 type FileRead = { bytes: Buffer; stat: FileStat | null } | { stored: string };
 
 /**
+ * A file's stat, by the callback form of `fs.stat`: the promise form (fs/promises) cost half as much again, the largest
+ * part of a no-change crawl (bench/README.md, "Index"). Not `statSync`: a folder on a network mount that stops
+ * answering would hold the whole process, the API included, where this holds one of libuv's threads.
+ */
+const statOf = (file: string) =>
+  new Promise<BigIntStats>((resolve, reject) => stat(file, { bigint: true }, (err, st) => (err ? reject(err) : resolve(st))));
+
+/**
  * A file's content, or why it is not indexed: binary or over MAX_FILE_BYTES, or generated (parse/select.ts). A file
  * whose size and mtime are those stored with its document is not read: its stored checksum stands for it. It was not
  * excluded then and its content is the same, so it is not now either: no stat is kept for a file included only because
@@ -425,10 +433,7 @@ type FileRead = { bytes: Buffer; stat: FileStat | null } | { stored: string };
  */
 async function readSelected(s: CrawlScope, rel: string): Promise<FileRead | 'oversized' | 'generated'> {
   const file = path.join(s.root, rel);
-  // Synchronous: a stat of a local file takes microseconds, so a chunk's (READ_AHEAD) holds the event loop for a
-  // fraction of a millisecond, while the promise form cost two to three times as much, the largest part of a
-  // no-change crawl (bench/README.md, "Index"). It still throws inside this async function: a rejection.
-  const st = statSync(file, { bigint: true });
+  const st = await statOf(file);
   const settled = st.mtimeNs < (BigInt(Date.now()) - RACY_MS) * 1_000_000n;
   const stat = s.keepStats && settled ? { size: String(st.size), mtimeNs: String(st.mtimeNs) } : null;
   const stored = s.stored.get(rel);
