@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { type BigIntStats, stat } from 'node:fs';
+import { stat as statCallback } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { QueryResult } from '@mikro-orm/core';
 import type { ActivityDeps } from '../activities/deps.js';
@@ -422,8 +423,7 @@ type FileRead = { bytes: Buffer; stat: FileStat | null } | { stored: string };
  * part of a no-change crawl (bench/README.md, "Index"). Not `statSync`: a folder on a network mount that stops
  * answering would hold the whole process, the API included, where this holds one of libuv's threads.
  */
-const statOf = (file: string) =>
-  new Promise<BigIntStats>((resolve, reject) => stat(file, { bigint: true }, (err, st) => (err ? reject(err) : resolve(st))));
+const statOf = promisify(statCallback);
 
 /**
  * A file's content, or why it is not indexed: binary or over MAX_FILE_BYTES, or generated (parse/select.ts). A file
@@ -433,7 +433,7 @@ const statOf = (file: string) =>
  */
 async function readSelected(s: CrawlScope, rel: string): Promise<FileRead | 'oversized' | 'generated'> {
   const file = path.join(s.root, rel);
-  const st = await statOf(file);
+  const st = await statOf(file, { bigint: true });
   const settled = st.mtimeNs < (BigInt(Date.now()) - RACY_MS) * 1_000_000n;
   const stat = s.keepStats && settled ? { size: String(st.size), mtimeNs: String(st.mtimeNs) } : null;
   const stored = s.stored.get(rel);
