@@ -5,6 +5,7 @@ import { Connection, WorkflowClient } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recipeCaption } from '../../fakes/recipe-fakes.js';
+import { activityWorkers } from '../support/eager-dispatch.js';
 import { type AllFakes, startAllFakes } from '../support/fakes.js';
 import { TEST_ENV } from '../support/stack.js';
 import { smallWav, uploadJob } from '../support/transcription.js';
@@ -13,8 +14,9 @@ import { SseFollower } from './sse-follower.js';
 import { startTopology, type Topology } from './topology.js';
 
 /**
- * Faults in docker-compose.yml's production topology (test/topology/topology.ts): an API replica killed under SSE
- * clients, a worker of each queue killed mid-job, the Temporal server stopped for 30 s, PostgreSQL stopped for 25 s.
+ * Faults in docker-compose.yml's production topology (test/topology/topology.ts), after a check of its Temporal
+ * server's dynamic config: an API replica killed under SSE clients, a worker of each queue killed mid-job, the
+ * Temporal server stopped for 30 s, PostgreSQL stopped for 25 s.
  * Each scenario prints its figures (jobs queued, completed, lost, duplicated; SSE events lost; time to recover) as
  * one `topology figures:` line and asserts that nothing was lost or duplicated.
  */
@@ -169,6 +171,14 @@ async function workerRunningWorkflow(workflowId: string): Promise<number | undef
     await connection.close();
   }
 }
+
+describe('the Temporal server with its production dynamic config', () => {
+  // deploy/temporal/dynamicconfig/production-sql.yaml turns on eager activity dispatch, as runtime/temporal.ts does for
+  // the dev server: a workflow's activities go back to the worker that scheduled them, not through the queue.
+  it('hands a workflow’s activities straight to the worker that scheduled them', { timeout: 60_000 }, async () => {
+    expect(await activityWorkers(topo.temporal.address, 16)).toEqual(Array(16).fill('the scheduling worker'));
+  });
+});
 
 describe('an API replica killed under SSE clients', () => {
   it('has every client resume on the other replica through the proxy, missing no event, and the jobs complete', { timeout: 600_000 }, async () => {
