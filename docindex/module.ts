@@ -30,7 +30,13 @@ export const docIndexService: ServiceModule = {
   // Imported when a worker starts: an API process never loads the parsers and the tokenizer's ranks (25 MB).
   queues: {
     indexing: async (deps) => {
-      const [{ createIndexingActivities }, { createRefreshActivities }] = await Promise.all([import('./activities.js'), import('./refresh/activities.js')]);
+      const [{ createIndexingActivities }, { createRefreshActivities }, { parsePool }] = await Promise.all([
+        import('./activities.js'),
+        import('./refresh/activities.js'),
+        import('./parse/pool.js'),
+      ]);
+      // The parse threads load while the worker starts, not during its first job.
+      parsePool().warm().catch((err: unknown) => deps.log.warn('the parse threads could not be started ahead', { error: String(err) }));
       return { ...createIndexingActivities(deps), ...createRefreshActivities(deps) };
     },
   },

@@ -34,6 +34,19 @@ describe('ParsePool', () => {
     expect(parallel[files.findIndex((f) => f.filePath.endsWith('.go'))]!.map((s) => s.title)).toEqual(serial[files.findIndex((f) => f.filePath.endsWith('.go'))]!.map((s) => s.title));
   });
 
+  it('starts every thread when warmed, and parses on them after', async () => {
+    const warmed = new ParsePool(2);
+    try {
+      expect(warmed.running).toBe(0);
+      await warmed.warm();
+      expect(warmed.running).toBe(2);
+      expect(await warmed.parse(files[0]!.filePath, files[0]!.content)).toEqual(withCodeWords(parseFile(files[0]!.filePath, files[0]!.content)));
+      expect(warmed.running).toBe(2);
+    } finally {
+      await warmed.close();
+    }
+  });
+
   it('parses a file here when its thread dies', async () => {
     const one = new ParsePool(1);
     const pending = one.parse(files[0]!.filePath, files[0]!.content);
