@@ -36,7 +36,7 @@ export const docIndexService: ServiceModule = {
         import('./parse/pool.js'),
       ]);
       // The parse threads load while the worker starts, not during its first job.
-      parsePool().warm().catch((err: unknown) => deps.log.warn('the parse threads could not be started ahead', { error: String(err) }));
+      parsePool().warm().catch((err: unknown) => deps.log.warn('the parse threads could not be started ahead', { error: (err as Error).message }));
       return { ...createIndexingActivities(deps), ...createRefreshActivities(deps) };
     },
   },
