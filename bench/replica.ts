@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { Logger } from '../core/log.js';
 import { freePort } from '../fakes/ports.js';
 import { loadConfig } from '../runtime/config.js';
-import { spawnManaged, stopManaged, tail } from '../runtime/processes.js';
+import { printed, spawnManaged, stopManaged } from '../runtime/processes.js';
 import { provisionTemporal } from '../runtime/temporal.js';
 import { imageEnvironment } from '../test/support/compose.js';
 
@@ -46,7 +46,7 @@ export async function startReplica(o: { databaseUrl: string; dataDir: string; en
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const output = tail(child, 40);
+  const output = printed(child, { last: 40 });
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     await stopManaged(child, 20_000);

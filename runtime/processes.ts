@@ -43,14 +43,43 @@ export async function stopManaged(child: ChildProcess, graceMs = 10_000): Promis
   clearTimeout(timer);
 }
 
-/** Keeps the last lines a process printed, for error messages. */
-export function tail(child: ChildProcess, lines = 30): () => string {
-  const buf: string[] = [];
-  const push = (chunk: Buffer) => {
-    buf.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    if (buf.length > lines) buf.splice(0, buf.length - lines);
+/**
+ * Keeps what a process printed, for error messages: its first lines and its last ones. A Go server that fails to
+ * start (the Temporal dev server) prints the cause first and then a stack of every goroutine, so the last lines alone
+ * lost the cause. Lines are joined across chunks, and blank ones dropped.
+ */
+export function printed(child: ChildProcess, opts: { first?: number; last?: number } = {}): () => string {
+  const first = opts.first ?? 10;
+  const last = opts.last ?? 30;
+  const head: string[] = [];
+  const tail: string[] = [];
+  let dropped = 0;
+  const partial = { stdout: '', stderr: '' };
+  const keep = (line: string) => {
+    if (!line.trim()) return;
+    if (head.length < first) {
+      head.push(line);
+      return;
+    }
+    tail.push(line);
+    if (tail.length > last) {
+      tail.shift();
+      dropped++;
+    }
   };
-  child.stdout?.on('data', push);
-  child.stderr?.on('data', push);
-  return () => buf.join('\n');
+  const on = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
+    const lines = (partial[stream] + chunk.toString('utf8')).split('\n');
+    partial[stream] = (lines.pop() ?? '').slice(-4096); // a line that never ends is kept to its last 4 KB
+    lines.forEach(keep);
+  };
+  child.stdout?.on('data', on('stdout'));
+  child.stderr?.on('data', on('stderr'));
+  return () => {
+    const pending = [partial.stdout, partial.stderr].filter((l) => l.trim());
+    const lines = [...tail, ...pending];
+    const over = Math.max(0, lines.length - last);
+    const shown = lines.slice(over);
+    const skipped = dropped + over;
+    return [...head, ...(skipped ? [`... (${skipped} lines)`] : []), ...shown].join('\n');
+  };
 }

@@ -9,7 +9,7 @@ import { Connection } from '@temporalio/client';
 import type { Config } from '../core/config.js';
 import type { Logger } from '../core/log.js';
 import { gristmillCacheDir, goBuildCached, isExecutable, onPath, toolNotFound } from '../core/binaries.js';
-import { spawnManaged, stopManaged, tail } from './processes.js';
+import { printed, spawnManaged, stopManaged } from './processes.js';
 
 const run = promisify(execFile);
 
@@ -159,7 +159,7 @@ export async function startDevServer(o: DevServerOptions): Promise<TemporalEndpo
     ...(o.namespace !== 'default' ? ['--namespace', o.namespace] : []),
   ];
   const child = spawnManaged(o.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const output = tail(child);
+  const output = printed(child);
   child.stderr?.on('data', (b: Buffer) => o.log.debug(b.toString('utf8').trim()));
   const address = `127.0.0.1:${o.port}`;
   try {
@@ -168,7 +168,7 @@ export async function startDevServer(o: DevServerOptions): Promise<TemporalEndpo
         if (child.exitCode === null && child.signalCode === null) return undefined;
         const out = output();
         const hint = /address already in use/i.test(out)
-          ? ` Port ${o.port} or ${o.uiPort} is in use: set TEMPORAL_ADDRESS to use the server already there, or TEMPORAL_PORT / TEMPORAL_UI_PORT to pick others.`
+          ? ` A port it needs is in use (${o.port}, ${o.headless ? '' : `the UI's ${o.uiPort}, `}or one it picked for itself, which another process took first): start it again, or set TEMPORAL_ADDRESS to use the server already there, or TEMPORAL_PORT / TEMPORAL_UI_PORT to pick others.`
           : '';
         return `The Temporal dev server exited (code ${child.exitCode ?? child.signalCode}).${hint}\n${out}`;
       },

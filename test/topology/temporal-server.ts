@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import YAML from 'yaml';
 import { gristmillCacheDir, goBuildCached, type GoBuild } from '../../core/binaries.js';
 import type { Logger } from '../../core/log.js';
-import { spawnManaged, stopManaged, tail } from '../../runtime/processes.js';
+import { printed, spawnManaged, stopManaged } from '../../runtime/processes.js';
 import { findTemporalCli, waitForTemporal } from '../../runtime/temporal.js';
 import net from 'node:net';
 
@@ -179,7 +179,7 @@ export async function startTemporalServer(bin: TemporalServerBinaries, sql: SqlC
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = c;
-    output = tail(c, 60);
+    output = printed(c, { last: 60 });
     await waitForTemporal(address, {
       timeoutMs: 120_000,
       exited: () => (c.exitCode === null && c.signalCode === null ? undefined : `temporal-server exited (${c.exitCode ?? c.signalCode}):\n${output()}`),
