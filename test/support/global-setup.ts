@@ -50,30 +50,48 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const [pgPort, temporalPort, pgvectorPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const external = process.env.TEMPORAL_ADDRESS;
 
-  const [pg, temporal, chromium, pgvector, speechTools] = await Promise.all([
-    startEmbeddedPostgres({ dataDir: dir, port: pgPort, log }),
-    external
-      ? waitForTemporal(external).then(() => ({ address: external, stop: async () => {} }))
-      : findTemporalCli(log, { explicit: process.env.TEMPORAL_CLI }).then((cli) =>
-          startDevServer({
-            cli,
-            stateDir: path.join(dir, 'temporal'),
-            port: temporalPort,
-            uiPort: 0,
-            headless: true,
-            namespace: 'default',
-            log,
-          }),
-        ),
+  // What has started is stopped again if anything else fails (a port taken, a download refused): a run that could not
+  // start must not leave a PostgreSQL server behind.
+  const stops: Array<() => Promise<void>> = [];
+  const started = <T extends object>(p: Promise<T>): Promise<T> =>
+    p.then((v) => {
+      if ('stop' in v && typeof v.stop === 'function') stops.push(() => (v.stop as () => Promise<void>)());
+      return v;
+    });
+  const starting = [
+    started(startEmbeddedPostgres({ dataDir: dir, port: pgPort, log })),
+    started(
+      external
+        ? waitForTemporal(external).then(() => ({ address: external, stop: async () => {} }))
+        : findTemporalCli(log, { explicit: process.env.TEMPORAL_CLI }).then((cli) =>
+            startDevServer({
+              cli,
+              stateDir: path.join(dir, 'temporal'),
+              port: temporalPort,
+              uiPort: 0,
+              headless: true,
+              namespace: 'default',
+              log,
+            }),
+          ),
+    ),
     findChromium(log, { explicit: process.env.CHROMIUM_PATH }).then(
       (c) => ({ path: c.path }),
       (err: Error) => ({ error: err.message }),
     ),
-    provisionPgvector(log)
-      .then((bindir) => startPgvectorPostgres(bindir, dir, { port: pgvectorPort }))
-      .catch((err: Error) => ({ error: `no PostgreSQL with pgvector: ${err.message}` })),
+    started(
+      provisionPgvector(log)
+        .then((bindir) => startPgvectorPostgres(bindir, dir, { port: pgvectorPort }))
+        .catch((err: Error) => ({ error: `no PostgreSQL with pgvector: ${err.message}` })),
+    ),
     provisionSpeechTools(log),
-  ]);
+  ] as const;
+  const [pg, temporal, chromium, pgvector, speechTools] = await Promise.all(starting).catch(async (err: unknown) => {
+    await Promise.allSettled(starting);
+    await Promise.allSettled(stops.map((stop) => stop()));
+    await fs.rm(dir, { recursive: true, force: true });
+    throw err;
+  });
   project.provide('databaseUrl', pg.url);
   project.provide('temporalAddress', temporal.address);
   project.provide('chromium', chromium);
