@@ -50,8 +50,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const [pgPort, temporalPort, pgvectorPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const external = process.env.TEMPORAL_ADDRESS;
 
-  // What has started is stopped again if anything else fails (a port taken, a download refused): a run that could not
-  // start must not leave a PostgreSQL server behind.
+  // What has started is stopped at the end, or at once if anything else fails (a port taken, a download refused): a
+  // run that could not start must not leave a PostgreSQL server behind.
   const stops: Array<() => Promise<void>> = [];
   const started = <T extends object>(p: Promise<T>): Promise<T> =>
     p.then((v) => {
@@ -86,10 +86,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     ),
     provisionSpeechTools(log),
   ] as const;
-  const [pg, temporal, chromium, pgvector, speechTools] = await Promise.all(starting).catch(async (err: unknown) => {
-    await Promise.allSettled(starting);
+  const stopAll = async () => {
     await Promise.allSettled(stops.map((stop) => stop()));
     await fs.rm(dir, { recursive: true, force: true });
+  };
+  const [pg, temporal, chromium, pgvector, speechTools] = await Promise.all(starting).catch(async (err: unknown) => {
+    await Promise.allSettled(starting);
+    await stopAll();
     throw err;
   });
   project.provide('databaseUrl', pg.url);
@@ -98,8 +101,5 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('pgvector', 'url' in pgvector ? { url: pgvector.url } : pgvector);
   project.provide('speechTools', speechTools);
 
-  return async () => {
-    await Promise.allSettled([temporal.stop(), pg.stop(), 'stop' in pgvector ? pgvector.stop() : undefined]);
-    await fs.rm(dir, { recursive: true, force: true });
-  };
+  return stopAll;
 }
