@@ -19,6 +19,7 @@ import { jobStopped } from '../jobs/ownership.js';
 import type { ExtraEvent, JobPatch } from '../jobs/store.js';
 import { removeWorkFolder } from '../jobs/work-folders.js';
 import { Library, LibraryVersion } from './entities/library.js';
+import { ContentVectors } from './content-vectors.js';
 import { remoteAccess } from './remote-access.js';
 import { localTags, remoteTags } from './git.js';
 import { TEXT_ARRAY, textArray } from '../db/sql.js';
@@ -304,6 +305,8 @@ type StagedRow = {
   mtime_ns: string | null;
   /** The file's content is the stored one: the swap only updates its document's stat. */
   stat_only: boolean;
+  /** Each snippet's content part of its keyword vector (docindex/content-vectors.ts), filled when the batch is written. */
+  content_vectors?: (string | null)[];
 };
 
 /** What identifies a staged file's content and stat: a file staged with the same one need not be parsed again. */
@@ -320,6 +323,10 @@ export class Staging {
   private readonly keep: string[] = [];
   /** The staged files' keyword vectors, computed beside the crawl. */
   private readonly vectors: StagedVectors;
+  /** Their content parts, put together in Node from the vectors of the words they hold. */
+  private readonly contentVectors = new ContentVectors();
+  /** The batch being written. */
+  private inFlight: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: ActivityDeps,
@@ -381,12 +388,36 @@ export class Staging {
     if (this.batch.length >= 100) await this.flush();
   }
 
+  /**
+   * Writes the batch while the crawl goes on reading and parsing: one batch in flight, written in order, its failure
+   * thrown by the next flush. `then` runs after it, and that flush waits for it.
+   */
   private async flush(then?: string, params: unknown[] = []): Promise<void> {
-    const rows = JSON.stringify(this.batch);
-    const parsed = this.batch.filter((r) => r.snippets.length).map((r) => r.file_path);
+    const batch = this.batch;
     this.batch = [];
+    await this.inFlight;
+    this.inFlight = this.writeBatch(batch, then, params);
+    this.inFlight.catch(() => undefined);
+    if (then) await this.inFlight;
+  }
+
+  /** Resolves once no batch is being written, whether its write failed or not. */
+  settled(): Promise<void> {
+    return this.inFlight.catch(() => undefined);
+  }
+
+  private async writeBatch(batch: StagedRow[], then: string | undefined, params: unknown[]): Promise<void> {
+    const withSnippets = batch.filter((r) => r.snippets.length);
+    if (withSnippets.length) {
+      const literals = await this.clock.time('content', () =>
+        this.contentVectors.of(this.deps.orm.em.fork(), withSnippets.flatMap((r) => r.snippets.map((sn) => sn.content))),
+      );
+      let k = 0;
+      for (const r of withSnippets) r.content_vectors = r.snippets.map(() => literals[k++]!);
+    }
+    const rows = JSON.stringify(batch);
     await this.clock.time('stage', () => this.write(rows, then, params));
-    this.vectors.add(parsed);
+    this.vectors.add(withSnippets.map((r) => r.file_path));
   }
 
   private async write(rows: string, then: string | undefined, params: unknown[]): Promise<void> {
@@ -396,9 +427,11 @@ export class Staging {
           // The rows (megabytes of JSON) go as a bound parameter: `execute` writes values into the SQL text, escaping
           // them character by character, which made most of the crawl's garbage.
           await (tx.getTransactionContext<Knex.Transaction>() ?? tx.getKnex()).raw(
-            `insert into staged_document (job_id, file_path, checksum, snippets, size, mtime_ns, stat_only)
-             select t.* from json_to_recordset(?::json) as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean)
+            `insert into staged_document (job_id, file_path, checksum, snippets, size, mtime_ns, stat_only, content_vectors)
+             select t.* from json_to_recordset(?::json)
+               as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean, content_vectors text[])
              on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null,
+               content_vectors = excluded.content_vectors,
                size = excluded.size, mtime_ns = excluded.mtime_ns, stat_only = excluded.stat_only`,
             [rows],
           );
@@ -621,6 +654,8 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
       timings: clock.ms,
     };
   } finally {
+    // A crawl that fails leaves no write of its behind it, to land after a retry's.
+    await staging.settled();
     await removeWorkFolder(workdir);
   }
 }

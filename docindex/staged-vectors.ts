@@ -35,10 +35,10 @@ async function fillVectors(em: EntityManager, jobId: string, runId: string, path
           b as materialized (${distinctParts('breadcrumb', 'snippet_breadcrumb_vector')})
      update staged_document d set vectors = coalesce((
        select array_agg(snippet_search_vector_of(coalesce(t.v, snippet_title_vector(s.title)), coalesce(b.v, snippet_breadcrumb_vector(s.breadcrumb)),
-                                                 s.content, coalesce(s.code_words, gristmill_identifier_words(s.content))) order by s.n)
-       from (select coalesce(r.title, '') as title, coalesce(r.breadcrumb, '') as breadcrumb, r.content, r.code_words, r.n
-             from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text, "codeWords" text))
-               with ordinality as r(title, breadcrumb, content, code_words, n)) s
+                                                 s.content_vector::tsvector, s.content, coalesce(s.code_words, gristmill_identifier_words(s.content))) order by s.n)
+       from (select coalesce(r.title, '') as title, coalesce(r.breadcrumb, '') as breadcrumb, r.content, r.code_words, r.content_vector, r.n
+             from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text, "codeWords" text), unnest(d.content_vectors))
+               with ordinality as r(title, breadcrumb, content, code_words, content_vector, n)) s
        left join t on t.value = s.title
        left join b on b.value = s.breadcrumb
      ), '{}')

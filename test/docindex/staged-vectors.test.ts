@@ -166,6 +166,28 @@ describe('Staging', () => {
     await finished(step);
   });
 
+  it('writes a batch while the crawl goes on, and throws its failure at the next flush', async () => {
+    const step = await ownedJob();
+    // Another run's attempt: its writes are refused, but only the batch's own write knows it.
+    const stale = new Staging(deps, { ...step, runId: 'stale' }, new Map());
+    for (let i = 0; i < 100; i++) await stale.changed(`f${i}.md`, `c${i}`, [snippet(`alpha ${i}`)]);
+    await stale.settled();
+    await expect(stale.finish()).rejects.toThrow(/no longer run by this workflow run/);
+    expect(await sql<{ n: number }>(`select count(*)::int as n from staged_document where job_id = ?`, [step.jobId])).toEqual([{ n: 0 }]);
+    // The owner's batches are all written, in order, with their content vectors.
+    const owner = new Staging(deps, step, new Map());
+    for (let i = 0; i < 250; i++) await owner.changed(`f${i}.md`, `c${i}`, [snippet(`alpha ${i}`)]);
+    await owner.finish();
+    const [row] = await sql<{ n: number; literals: number; wrong: number }>(
+      `select count(*)::int as n, count(*) filter (where cardinality(content_vectors) = 1 and content_vectors[1] is not null)::int as literals,
+              count(*) filter (where vectors[1] is distinct from snippet_search_vector('T', 'B', snippets->0->>'content'))::int as wrong
+       from staged_document where job_id = ?`,
+      [step.jobId],
+    );
+    expect(row).toEqual({ n: 250, literals: 250, wrong: 0 });
+    await finished(step);
+  });
+
   it('computes vectors for the job\'s owner only', async () => {
     const step = await ownedJob();
     const first = new Staging(deps, step, new Map());

@@ -1,0 +1,261 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { TEXT_ARRAY, textArray } from '../db/sql.js';
+
+/**
+ * A snippet content's part of its keyword vector, `setweight(to_tsvector('simple', c) || to_tsvector('english', c), 'C')`
+ * of `snippet_search_vector_of` (Migration20261210000000_search_vector_parts), put together in Node from the vectors
+ * of its words, so PostgreSQL parses each distinct word once instead of every snippet's content twice (that parse was
+ * most of a first index's PostgreSQL time: bench/README.md, "Index"). The result is a tsvector literal that
+ * PostgreSQL reads several times faster than it parses the text, and the same vector, lexemes, positions and weights:
+ * test/docindex/content-vectors.test.ts compares the two on real files.
+ *
+ * Why it is the same. PostgreSQL's default parser never makes a token of an ASCII blank (space, tab, newline,
+ * carriage return), so the content is cut there into chunks and its tokens are the chunks' tokens in order; a
+ * chunk is parsed after a space (`' ' || chunk`), the state the parser is in after a blank, except the content's
+ * first, parsed as it begins. Each token takes the next position in both configurations (a stop word too, which
+ * `english` drops), so a chunk's positions are those of its tokens shifted by the tokens before it, which is the
+ * number of positions in its `simple` vector. `||` shifts the `english` vector by the largest `simple` position.
+ * What a chunk cannot tell is left to PostgreSQL (null): a tag or comment that spans a blank (`<a href="x">`,
+ * `<!-- ... -->`), text after `<script` or `<style` (which the parser skips), and the limits of a tsvector (a lexeme's
+ * 256 positions, positions above 16,383) where PostgreSQL truncates.
+ */
+
+/** PostgreSQL's largest position (MAXENTRYPOS - 1) and positions per lexeme (MAXNUMPOS). */
+const MAX_POSITION = 16_383;
+const MAX_POSITIONS = 256;
+/** Packs a lexeme id and a position into one number: positions are below this. */
+const SHIFT = 32_768;
+/**
+ * Distinct chunks kept, with their vectors (about 250 bytes each); emptied when full. One library's files share most of
+ * their words: 12 MB of real Markdown and JavaScript hold about 150,000 distinct chunks.
+ */
+const CACHE_CHUNKS = 200_000;
+/** Chunks asked of PostgreSQL per statement. */
+const ASK_BATCH = 5_000;
+
+/** Text the parser reads across a blank: a tag or comment spanning one, or a script or style it skips. */
+const SPANS_BLANK = /<[^\s<>][^<>]*\s|<!--|<script|<style/i;
+const BLANKS = /[ \t\n\r]+/;
+/** What list numbering needs: a digit before `.` or `)`. */
+const NUMBERING = /[0-9][.)]/;
+
+/**
+ * `gristmill_unnumbered` (Migration20261127000000_search_stems): list numbering at a line's start dropped. PostgreSQL's
+ * `n` flag makes `^` and `$` match at `\n` only, which JavaScript's `m` flag does not (it also takes `\r`), hence the
+ * explicit lookarounds.
+ */
+export function unnumbered(text: string): string {
+  if (!NUMBERING.test(text)) return text;
+  return text.replace(/(?<=^|\n)([ \t>]*)[0-9]{1,9}[.)](?=[ \t\n]|$)/g, '$1');
+}
+
+/** Reads a tsvector's text output without weights (`'a':1,3 'b''s':2`) into lexeme ids and positions; returns the positions' count. */
+function readVector(text: string, lexemeId: (lexeme: string) => number, out: number[]): number {
+  let positions = 0;
+  let i = 0;
+  while (i < text.length) {
+    if (text[i] === ' ') {
+      i++;
+      continue;
+    }
+    // A lexeme is quoted, with '' for a quote and \ before a quote or backslash.
+    let j = i + 1;
+    let lexeme = '';
+    for (;;) {
+      const ch = text[j]!;
+      if (ch === "'") {
+        if (text[j + 1] === "'") {
+          lexeme += "'";
+          j += 2;
+          continue;
+        }
+        break;
+      }
+      if (ch === '\\') {
+        lexeme += text[j + 1]!;
+        j += 2;
+        continue;
+      }
+      lexeme += ch;
+      j++;
+    }
+    j++;
+    const id = lexemeId(lexeme);
+    if (text[j] === ':') {
+      j++;
+      let n = 0;
+      for (; j < text.length && text[j] !== ' '; j++) {
+        const c = text.charCodeAt(j);
+        if (c === 44) {
+          out.push(id, n);
+          positions++;
+          n = 0;
+        } else if (c >= 48 && c <= 57) n = n * 10 + c - 48;
+      }
+      out.push(id, n);
+      positions++;
+    }
+    i = j;
+  }
+  return positions;
+}
+
+/** A lexeme as a tsvector literal quotes it. */
+const quoted = (lexeme: string) => `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/**
+ * Builds content vectors, keeping the chunks' vectors between batches. A chunk's vectors live in one pool of
+ * integers, at the offset its map holds: its token count, the lengths of its `simple` and `english` pairs, then the
+ * pairs (lexeme id, position), so a chunk costs a map entry and a few integers, not objects of its own.
+ */
+export class ContentVectors {
+  /** Chunks after a blank, and chunks that begin a content, to their offset in `pool`. */
+  private readonly chunks = new Map<string, number>();
+  private readonly firstChunks = new Map<string, number>();
+  private pool = new Int32Array(1 << 16);
+  private used = 0;
+  private readonly lexemes = new Map<string, number>();
+  private readonly literals: string[] = [];
+  /** Packed (lexeme, position) pairs of the content being put together, grown as needed. */
+  private scratch = new Float64Array(4096);
+
+  /**
+   * The content vector literal of each content (null: PostgreSQL computes it), asking PostgreSQL for the vectors of
+   * the chunks it has not seen.
+   */
+  async of(em: EntityManager, contents: readonly string[]): Promise<(string | null)[]> {
+    if (this.chunks.size + this.firstChunks.size > CACHE_CHUNKS) this.clear();
+    // Each content's chunks' offsets, looked up once; -1 for one not seen yet, asked for, then looked up again.
+    const resolved: ({ offsets: number[]; unknown: string[] | null } | null)[] = [];
+    const missing = new Set<string>();
+    const missingFirst = new Set<string>();
+    for (const content of contents) {
+      const text = unnumbered(content);
+      if (SPANS_BLANK.test(text)) {
+        resolved.push(null);
+        continue;
+      }
+      // A content that begins with a blank has an empty first part (its first chunk follows a blank), and one that
+      // ends with a blank an empty last part.
+      const parts = text.split(BLANKS);
+      const offsets: number[] = [];
+      let unknown = false;
+      for (let i = 0; i < parts.length; i++) {
+        const part = parts[i]!;
+        if (part === '') continue;
+        const o = (i === 0 ? this.firstChunks : this.chunks).get(part);
+        if (o === undefined) {
+          (i === 0 ? missingFirst : missing).add(part);
+          unknown = true;
+        }
+        offsets.push(o ?? -1);
+      }
+      resolved.push({ offsets, unknown: unknown ? parts : null });
+    }
+    await this.ask(em, [...missingFirst], '', this.firstChunks);
+    await this.ask(em, [...missing], ' ', this.chunks);
+    return resolved.map((r) => {
+      if (!r) return null;
+      if (r.unknown) {
+        let k = 0;
+        r.unknown.forEach((part, i) => {
+          if (part !== '') r.offsets[k++] = (i === 0 ? this.firstChunks : this.chunks).get(part)!;
+        });
+      }
+      return this.assemble(r.offsets);
+    });
+  }
+
+  private clear(): void {
+    this.chunks.clear();
+    this.firstChunks.clear();
+    this.used = 0;
+    this.lexemes.clear();
+    this.literals.length = 0;
+  }
+
+  private lexemeId = (lexeme: string): number => {
+    let id = this.lexemes.get(lexeme);
+    if (id === undefined) {
+      id = this.literals.length;
+      this.lexemes.set(lexeme, id);
+      this.literals.push(quoted(lexeme));
+    }
+    return id;
+  };
+
+  private async ask(em: EntityManager, chunks: string[], before: string, into: Map<string, number>): Promise<void> {
+    const pairs: number[] = [];
+    for (let i = 0; i < chunks.length; i += ASK_BATCH) {
+      const batch = chunks.slice(i, i + ASK_BATCH);
+      const rows: { s: string; e: string }[] = await em.execute(
+        `select to_tsvector('simple', ? || c)::text as s, to_tsvector('english', ? || c)::text as e
+         from unnest(${TEXT_ARRAY}) with ordinality as u(c, n) order by n`,
+        [before, before, textArray(batch)],
+      );
+      rows.forEach((r, k) => {
+        pairs.length = 0;
+        const tokens = readVector(r.s, this.lexemeId, pairs);
+        const simple = pairs.length;
+        readVector(r.e, this.lexemeId, pairs);
+        if (this.used + 3 + pairs.length > this.pool.length) {
+          const grown = new Int32Array(Math.max(this.pool.length * 2, this.used + 3 + pairs.length));
+          grown.set(this.pool.subarray(0, this.used));
+          this.pool = grown;
+        }
+        into.set(batch[k]!, this.used);
+        this.pool[this.used++] = tokens;
+        this.pool[this.used++] = simple;
+        this.pool[this.used++] = pairs.length - simple;
+        this.pool.set(pairs, this.used);
+        this.used += pairs.length;
+      });
+    }
+  }
+
+  /** The literal of the chunks at these offsets, in order, or null where PostgreSQL would truncate. */
+  private assemble(offsets: readonly number[]): string | null {
+    const pool = this.pool;
+    let size = 0;
+    for (const o of offsets) size += pool[o + 1]! + pool[o + 2]!;
+    if (this.scratch.length < size / 2) this.scratch = new Float64Array(size);
+    // Each (lexeme, position) packed into one number and sorted: lexemes grouped, positions ascending.
+    const packed = this.scratch;
+    let n = 0;
+    let offset = 0;
+    let maxPosition = 0;
+    for (const o of offsets) {
+      const end = o + 3 + pool[o + 1]!;
+      for (let i = o + 3; i < end; i += 2) {
+        const p = offset + pool[i + 1]!;
+        if (p > maxPosition) maxPosition = p;
+        packed[n++] = pool[i]! * SHIFT + p;
+      }
+      offset += pool[o]!;
+    }
+    // `||` shifts the english vector's positions by the simple vector's largest.
+    offset = maxPosition;
+    for (const o of offsets) {
+      const start = o + 3 + pool[o + 1]!;
+      const end = start + pool[o + 2]!;
+      for (let i = start; i < end; i += 2) packed[n++] = pool[i]! * SHIFT + offset + pool[i + 1]!;
+      offset += pool[o]!;
+    }
+    if (offset > MAX_POSITION) return null;
+    const sorted = packed.subarray(0, n).sort();
+    const parts: string[] = [];
+    let i = 0;
+    while (i < n) {
+      const id = Math.floor(sorted[i]! / SHIFT);
+      const base = id * SHIFT;
+      let entry = `${this.literals[id]}:${sorted[i]! - base}`;
+      let count = 1;
+      for (i++; i < n && sorted[i]! < base + SHIFT; i++) {
+        if (++count > MAX_POSITIONS) return null;
+        entry += `,${sorted[i]! - base}`;
+      }
+      parts.push(entry);
+    }
+    return parts.join(' ');
+  }
+}

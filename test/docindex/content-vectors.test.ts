@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { describe, expect, it } from 'vitest';
+import { TEXT_ARRAY, textArray } from '../../db/sql.js';
+import { ContentVectors, unnumbered } from '../../docindex/content-vectors.js';
+import { migratedDatabase } from '../support/migrated-database.js';
+
+/**
+ * A content's part of the keyword vector put together in Node (docindex/content-vectors.ts) is the vector PostgreSQL
+ * computes from the whole text, lexemes, positions and weights, or null where it cannot be told from the chunks.
+ */
+const db = migratedDatabase();
+
+/** PostgreSQL's content part of `snippet_search_vector_of`, of the text bound as `$1`-style `t`. */
+const REFERENCE = `setweight(to_tsvector('simple', gristmill_unnumbered(t)) || to_tsvector('english', gristmill_unnumbered(t)), 'C')`;
+
+/** Each content's literal against PostgreSQL's vector: those that differ, as text, and how many were compared. */
+async function compare(contents: string[]): Promise<{ literals: (string | null)[]; differ: { t: string; ours: string; theirs: string }[] }> {
+  const literals = await new ContentVectors().of(db.orm().em.fork(), contents);
+  const differ = await db.sql<{ t: string; ours: string; theirs: string }>(
+    `select t, setweight(l::tsvector, 'C')::text as ours, ${REFERENCE}::text as theirs
+     from unnest(${TEXT_ARRAY}, ${TEXT_ARRAY}) as u(t, l) where l is not null and setweight(l::tsvector, 'C')::text is distinct from ${REFERENCE}::text`,
+    [textArray(contents), JSON.stringify(literals)],
+  );
+  return { literals, differ };
+}
+
+const SAME = [
+  '1. Install it.\n2) Run `deployAll()` before the HTTPServer starts.',
+  '  3. indented\r\n4. after a carriage return\r\n> 5. quoted\n6.no space\n1234567890. too long',
+  'Die `connectionPool` hält Verbindungen offen 🚀. Überblick: naïve café, ÉCOLE.',
+  "it's a \\ backslash, 'quoted' and \"double\" and O'Reilly's \\\\server\\share",
+  'reply.send() fastify.register(plugin) https://example.com/docs/page?x=1#anchor user@example.com /usr/local/bin/node ~/config ~high',
+  'v1.2.3 -5 +3 1e-10 3.14 .5 foo-bar-baz self-hosted co-operate 2nd-level x86-64 snake_case_name __proto__ $ref @scope/pkg',
+  '  leading blanks\tand\ttabs  ',
+  '',
+  '   \n\t ',
+  'a\n\n\nb\r\rc',
+  '&amp; &lt;tag&gt; &#x27; <br/> Array<string> Map<K,V> a < b && c > d',
+  'the and of a to be or not to be, that is the question the',
+  'x'.repeat(3000) + ' ' + 'y'.repeat(10),
+  'word '.repeat(100) + 'end',
+  '```ts\nexport function step(input: Input): Output {\n  return pipeline.run(input, { retries: 3 });\n}\n```',
+];
+
+describe('ContentVectors', () => {
+  it('gives the vector PostgreSQL computes from the whole text', async () => {
+    const { literals, differ } = await compare(SAME);
+    expect(differ).toEqual([]);
+    expect(literals.every((l) => l !== null)).toBe(true);
+    expect(literals[7]).toBe('');
+  });
+
+  it('leaves to PostgreSQL what spans a blank or what it would truncate', async () => {
+    const left = [
+      '<a href="https://example.com">link</a> text',
+      'before <!--comment--> after',
+      'before <!-- a comment --> after',
+      '<script>var hidden = 1;</script> shown',
+      '<STYLE>p { color: red }</STYLE> shown',
+      'word '.repeat(300),
+      Array.from({ length: 17_000 }, (_, i) => `w${i}`).join(' '),
+    ];
+    const { literals } = await compare(left);
+    expect(literals).toEqual(left.map(() => null));
+  });
+
+  it('asks PostgreSQL for each distinct chunk once', async () => {
+    const em = db.orm().em.fork();
+    let asked = 0;
+    const counting = { execute: (q: string, p: unknown[]) => ((asked += 1), em.execute(q, p)) } as unknown as EntityManager;
+    const vectors = new ContentVectors();
+    const first = await vectors.of(counting, ['alpha beta', 'beta gamma alpha']);
+    // Chunks that begin a content and chunks after a blank are parsed apart: one statement each.
+    expect(asked).toBe(2);
+    expect(await vectors.of(counting, ['beta gamma alpha', 'alpha beta'])).toEqual([...first].reverse());
+    expect(asked).toBe(2);
+  });
+
+  it('gives the same vectors on real files cut anywhere', async () => {
+    // Markdown and JavaScript as installed packages ship them, cut every 700 characters (mid-word, mid-tag).
+    const root = path.resolve('node_modules');
+    const files: string[] = [];
+    for (const name of fs.readdirSync(root).sort()) {
+      for (const file of ['README.md', 'index.js']) {
+        const p = path.join(root, name, file);
+        if (fs.existsSync(p) && fs.statSync(p).size < 200_000) files.push(p);
+      }
+      if (files.length >= 400) break;
+    }
+    const contents: string[] = [];
+    for (const f of files) {
+      const text = fs.readFileSync(f, 'utf8').replaceAll('\0', '');
+      for (let i = 0; i < text.length; i += 700) contents.push(text.slice(i, i + 700));
+    }
+    expect(contents.length).toBeGreaterThan(2000);
+    const { literals, differ } = await compare(contents);
+    expect(differ.slice(0, 3)).toEqual([]);
+    // Most are put together in Node; the rest hold a tag or comment across a blank.
+    expect(literals.filter((l) => l !== null).length / contents.length).toBeGreaterThan(0.8);
+  });
+});
+
+describe('unnumbered', () => {
+  it('drops list numbering where gristmill_unnumbered does', async () => {
+    const texts = ['1. a\n2) b\n  3. c\n> 4. d\n5.e\n6.\n7.\r\n8)\tf', '10. x\r\n11. y', 'no 1. numbering mid-line'];
+    const [row] = await db.sql<{ theirs: string[] }>(`select array_agg(gristmill_unnumbered(t) order by n) as theirs from unnest(${TEXT_ARRAY}) with ordinality as u(t, n)`, [textArray(texts)]);
+    expect(texts.map(unnumbered)).toEqual(row!.theirs);
+  });
+});
