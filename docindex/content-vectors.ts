@@ -26,12 +26,14 @@ const MAX_POSITIONS = 256;
 /** Packs a lexeme id and a position into one number: positions are below this. */
 const SHIFT = 32_768;
 /**
- * Distinct chunks kept, with their vectors (about 250 bytes each); emptied when full. One library's files share most of
- * their words: 12 MB of real Markdown and JavaScript hold about 150,000 distinct chunks.
+ * Distinct chunks kept, with their vectors (about 250 bytes each); emptied when full, so that with a call's new ones
+ * (ASK_LIMIT) at most 250,000 are held, about 60 MB. One library's files share most of their words: 12 MB of real
+ * Markdown and JavaScript hold about 150,000 distinct chunks.
  */
 const CACHE_CHUNKS = 200_000;
-/** Chunks asked of PostgreSQL per statement. */
+/** Chunks asked of PostgreSQL per statement, and at most per call (the rest are left to PostgreSQL whole). */
 const ASK_BATCH = 5_000;
+const ASK_LIMIT = 50_000;
 
 /** Text the parser reads across a blank: a tag or comment spanning one, or a script or style it skips. */
 const SPANS_BLANK = /<[^\s<>][^<>]*\s|<!--|<script|<style/i;
@@ -139,18 +141,21 @@ export class ContentVectors {
       // ends with a blank an empty last part.
       const parts = text.split(BLANKS);
       const offsets: number[] = [];
-      let unknown = false;
+      const unknown: number[] = [];
       for (let i = 0; i < parts.length; i++) {
         const part = parts[i]!;
         if (part === '') continue;
         const o = (i === 0 ? this.firstChunks : this.chunks).get(part);
-        if (o === undefined) {
-          (i === 0 ? missingFirst : missing).add(part);
-          unknown = true;
-        }
+        if (o === undefined) unknown.push(i);
         offsets.push(o ?? -1);
       }
-      resolved.push({ offsets, unknown: unknown ? parts : null });
+      // Past ASK_LIMIT new chunks in one call (a file of random words), the rest is left to PostgreSQL.
+      if (unknown.length && missing.size + missingFirst.size + unknown.length > ASK_LIMIT) {
+        resolved.push(null);
+        continue;
+      }
+      for (const i of unknown) (i === 0 ? missingFirst : missing).add(parts[i]!);
+      resolved.push({ offsets, unknown: unknown.length ? parts : null });
     }
     await this.ask(em, [...missingFirst], '', this.firstChunks);
     await this.ask(em, [...missing], ' ', this.chunks);

@@ -78,6 +78,19 @@ describe('ContentVectors', () => {
     expect(asked).toBe(2);
   });
 
+  it('asks for at most 50,000 new chunks a call, leaving the contents past that to PostgreSQL', async () => {
+    const em = db.orm().em.fork();
+    const asked: number[] = [];
+    const counting = {
+      execute: (q: string, p: unknown[]) => (asked.push((JSON.parse(p[2] as string) as string[]).length), em.execute(q, p)),
+    } as unknown as EntityManager;
+    const words = (from: number, n: number) => Array.from({ length: n }, (_, i) => `w${from + i}`).join(' ');
+    const literals = await new ContentVectors().of(counting, ['alpha beta', words(0, 30_000), words(30_000, 30_000), 'beta alpha']);
+    expect(literals.map((l) => l === null)).toEqual([false, true, true, false]);
+    // 30,000 is under the limit but over a vector's 16,383 positions: asked for, then left to PostgreSQL too.
+    expect(asked.reduce((a, b) => a + b, 0)).toBe(30_004);
+  });
+
   it('gives the same vectors on real files cut anywhere', async () => {
     // Markdown and JavaScript as installed packages ship them, cut every 700 characters (mid-word, mid-tag).
     const root = path.resolve('node_modules');
