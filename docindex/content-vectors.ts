@@ -5,9 +5,10 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
  * A snippet content's part of its keyword vector, `setweight(to_tsvector('simple', c) || to_tsvector('english', c), 'C')`
  * of `snippet_search_vector_of` (Migration20261210000000_search_vector_parts), put together in Node from the vectors
  * of its words, so PostgreSQL parses each distinct word once instead of every snippet's content twice (that parse was
- * most of a first index's PostgreSQL time: bench/README.md, "Index"). The result is a tsvector literal that
- * PostgreSQL reads several times faster than it parses the text, and the same vector, lexemes, positions and weights:
- * test/docindex/content-vectors.test.ts compares the two on real files.
+ * most of a first index's PostgreSQL time: bench/README.md, "Index"). The result is a tsvector literal without
+ * weights (Migration20261213000000_content_vectors gives it C), which PostgreSQL reads several times faster than it
+ * parses the text, and the same vector, lexemes and positions: test/docindex/content-vectors.test.ts compares the two
+ * on real files.
  *
  * Why it is the same. PostgreSQL's default parser never makes a token of an ASCII blank (space, tab, newline,
  * carriage return), so the content is cut there into chunks and its tokens are the chunks' tokens in order; a

@@ -22,6 +22,8 @@ const distinctParts = (field: 'title' | 'breadcrumb', part: string) =>
  * snippets gets an empty array. A snippet's code words come from the parse thread (docindex/parse/code-words.ts),
  * so PostgreSQL runs no regular expression over its content; one staged without them (by a test, or before they
  * were staged) gets SQL's, which are the same.
+ * Its content's part comes put together by the staging (docindex/content-vectors.ts, a literal per snippet in
+ * `content_vectors`); one staged without it (null) has PostgreSQL parse the content, which gives the same.
  *
  * Snippets share titles and breadcrumbs (a file's sections, a library's "Usage" or "Parameters"), so their parts of
  * the vector are computed once per distinct value in the batch, first (Migration20261210000000_search_vector_parts:
