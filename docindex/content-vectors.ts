@@ -36,8 +36,12 @@ const CACHE_CHUNKS = 200_000;
 const ASK_BATCH = 5_000;
 const ASK_LIMIT = 50_000;
 
-/** Text the parser reads across a blank: a tag or comment spanning one, or a script or style it skips. */
-const SPANS_BLANK = /<[^\s<>][^<>]*\s|<!--|<script|<style/i;
+/**
+ * Text the parser may read across a blank: a tag (`<` then a letter, `_`, `:`, `/`, `!` or `?`, which is where
+ * PostgreSQL starts one) with a blank or a quote before its `>` (a quoted value may hold a `>`), a comment, or a script
+ * or style, whose content the parser skips. `a < b`, `x<=y` and `Array<string>` are no tags.
+ */
+const SPANS_BLANK = /<[A-Za-z_:/!?][^<>"'\s]*[\s"']|<!--|<script|<style/i;
 const BLANKS = /[ \t\n\r]+/;
 /** What list numbering needs: a digit before `.` or `)`. */
 const NUMBERING = /[0-9][.)]/;
