@@ -12,10 +12,10 @@ import { migratedDatabase } from '../support/migrated-database.js';
  */
 const db = migratedDatabase();
 
-/** PostgreSQL's content part of `snippet_search_vector_of`, of the text bound as `$1`-style `t`. */
+/** PostgreSQL's content part of `snippet_search_vector_of`, of the column `t`. */
 const REFERENCE = `setweight(to_tsvector('simple', gristmill_unnumbered(t)) || to_tsvector('english', gristmill_unnumbered(t)), 'C')`;
 
-/** Each content's literal against PostgreSQL's vector: those that differ, as text, and how many were compared. */
+/** Each content's literal, and those that differ from PostgreSQL's vector, both as text. */
 async function compare(contents: string[]): Promise<{ literals: (string | null)[]; differ: { t: string; ours: string; theirs: string }[] }> {
   const literals = await new ContentVectors().of(db.orm().em.fork(), contents);
   const differ = await db.sql<{ t: string; ours: string; theirs: string }>(
@@ -63,7 +63,7 @@ describe('ContentVectors', () => {
       '{', '|', '`', '\u00a0', '\f', '\v'];
     const tags = ['<', '<b>', '</b>', '<!--', '<a href="x">', 'Map<K, V>'];
     let seed = 7;
-    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), Math.floor((seed / 2 ** 31) * n));
+    const random = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0), Math.floor((seed / 2 ** 32) * n));
     const texts = Array.from({ length: 6000 }, (_, i) => {
       const from = i % 3 === 0 ? [...pieces, ...tags] : pieces;
       return Array.from({ length: 3 + random(40) }, () => from[random(from.length)]).join('');
