@@ -132,10 +132,12 @@ export class ContentVectors {
    */
   async of(em: EntityManager, contents: readonly string[]): Promise<(string | null)[]> {
     if (this.chunks.size + this.firstChunks.size > CACHE_CHUNKS) this.clear();
-    // Each content's chunks' offsets, looked up once; -1 for one not seen yet, asked for, then looked up again.
-    const resolved: ({ offsets: number[]; unknown: string[] | null } | null)[] = [];
+    // Each content's chunks' offsets, looked up once; a chunk not seen yet is asked for, then its slot filled.
+    const resolved: ({ offsets: number[]; parts: string[]; unknown: number[] } | null)[] = [];
     const missing = new Set<string>();
     const missingFirst = new Set<string>();
+    /** The map of the chunk at index `i` of a content's parts: the first one begins the content. */
+    const mapOf = (i: number) => (i === 0 ? this.firstChunks : this.chunks);
     for (const content of contents) {
       const text = unnumbered(content);
       if (SPANS_BLANK.test(text)) {
@@ -146,31 +148,30 @@ export class ContentVectors {
       // ends with a blank an empty last part.
       const parts = text.split(BLANKS);
       const offsets: number[] = [];
+      // (slot in `offsets`, index in `parts`) of each chunk not seen yet.
       const unknown: number[] = [];
       for (let i = 0; i < parts.length; i++) {
         const part = parts[i]!;
         if (part === '') continue;
-        const o = (i === 0 ? this.firstChunks : this.chunks).get(part);
-        if (o === undefined) unknown.push(i);
+        const o = mapOf(i).get(part);
+        if (o === undefined) unknown.push(offsets.length, i);
         offsets.push(o ?? -1);
       }
       // Past ASK_LIMIT new chunks in one call (a file of random words), the rest is left to PostgreSQL.
-      if (unknown.length && missing.size + missingFirst.size + unknown.length > ASK_LIMIT) {
+      if (unknown.length && missing.size + missingFirst.size + unknown.length / 2 > ASK_LIMIT) {
         resolved.push(null);
         continue;
       }
-      for (const i of unknown) (i === 0 ? missingFirst : missing).add(parts[i]!);
-      resolved.push({ offsets, unknown: unknown.length ? parts : null });
+      for (let k = 1; k < unknown.length; k += 2) (unknown[k] === 0 ? missingFirst : missing).add(parts[unknown[k]!]!);
+      resolved.push({ offsets, parts, unknown });
     }
     await this.ask(em, [...missingFirst], '', this.firstChunks);
     await this.ask(em, [...missing], ' ', this.chunks);
     return resolved.map((r) => {
       if (!r) return null;
-      if (r.unknown) {
-        let k = 0;
-        r.unknown.forEach((part, i) => {
-          if (part !== '') r.offsets[k++] = (i === 0 ? this.firstChunks : this.chunks).get(part)!;
-        });
+      for (let k = 0; k < r.unknown.length; k += 2) {
+        const i = r.unknown[k + 1]!;
+        r.offsets[r.unknown[k]!] = mapOf(i).get(r.parts[i]!)!;
       }
       return this.assemble(r.offsets);
     });
