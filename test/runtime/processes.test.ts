@@ -93,7 +93,11 @@ describe('the dev server\'s state', () => {
       fs.closeSync(fd);
       expect([header[18], header[19]]).toEqual([2, 2]);
     } finally {
-      server.kill('SIGKILL');
+      // Gone before afterAll removes its state directory.
+      if (server.exitCode === null && server.signalCode === null) {
+        server.kill('SIGKILL');
+        await once(server, 'exit');
+      }
     }
   }, 120_000);
 });
