@@ -42,6 +42,11 @@ export interface IndexInput {
 /** What each indexing activity is called with: the job's input and the workflow run calling, the job's owner. */
 export interface IndexStep extends IndexInput {
   runId: string;
+  /**
+   * The crawl writes the staged files into the scope as it goes, in a transaction it commits at its end (`OpenSwap`),
+   * and says so in `CrawlResult.written`: then there is nothing left for `replaceSnippets`.
+   */
+  swapInCrawl?: boolean;
 }
 
 /** How an activity reports liveness (or progress) and learns it was cancelled (or stopped for making none). */
@@ -74,6 +79,8 @@ export interface CrawlResult {
   packageVersion?: string;
   /** What the source counted (a site's pages fetched and not modified, a package's archive files). */
   sourceCounts?: Record<string, number>;
+  /** What the crawl's swap wrote and committed (`IndexStep.swapInCrawl`); absent when it wrote nothing. */
+  written?: WriteCounts;
   /** Milliseconds spent per part of the crawl (read, parse, stage), for the index benchmark. */
   timings?: StageTimings;
 }
@@ -333,6 +340,8 @@ export class Staging {
     private readonly input: IndexStep,
     private readonly earlier: ReadonlyMap<string, string>,
     private readonly clock = new Stopwatch(),
+    /** The swap that writes each batch once its vectors are filled, when the crawl begins it (`OpenSwap`). */
+    private readonly swap?: OpenSwap,
   ) {
     this.vectors = new StagedVectors(() => deps.orm.em.fork(), input.jobId, input.runId, (part, work) => clock.time(part, work));
   }
@@ -417,7 +426,9 @@ export class Staging {
     }
     const rows = JSON.stringify(batch);
     await this.clock.time('stage', () => this.write(rows, then, params));
-    this.vectors.add(withSnippets.map((r) => r.file_path));
+    const paths = withSnippets.map((r) => r.file_path);
+    const filled = this.vectors.add(paths);
+    if (paths.length) this.swap?.write(paths, filled);
   }
 
   private async write(rows: string, then: string | undefined, params: unknown[]): Promise<void> {
@@ -618,7 +629,8 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
   const { lib, version } = await loadScope(em, input);
   const workdir = await attemptFolder(deps, input, ctx.attempt ?? 1);
   const clock = new Stopwatch();
-  const staging = new Staging(deps, input, await resumeFrom(deps, em, input, ctx), clock);
+  const swap = input.swapInCrawl ? new OpenSwap(deps, input, clock) : undefined;
+  const staging = new Staging(deps, input, await resumeFrom(deps, em, input, ctx), clock, swap);
   const report = crawlReporter(deps, input, ctx);
   try {
     await report({ stage: 'crawling', progress: 2, stageDetail: crawlingDetail(lib) }, undefined, true);
@@ -647,15 +659,18 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
     warnings.push(...s.tally.skippedWarnings());
     const previousVersions = await existingPreviousVersions(deps, lib, version, s, warnings, ctx.signal);
     await report({ progress: 70, stageDetail: tally.summary(warnings) }, { totalFiles: tally.indexed, processed: files.length }, true);
+    const written = await swap?.commit({ rules: config.rules, previousVersions }, () => ctx.heartbeat({ stage: 'writing' } satisfies CrawlProgress));
     return {
       totalFiles: tally.indexed, changedFiles: tally.changed, deletedFiles: tally.deleted, unchangedFiles: tally.unchanged, commit, rules: config.rules, previousVersions, warnings,
       ...(source.packageVersion && { packageVersion: source.packageVersion }),
       ...(source.counts && { sourceCounts: source.counts }),
+      ...(written && { written }),
       timings: clock.ms,
     };
   } finally {
-    // A crawl that fails leaves no write of its behind it, to land after a retry's.
+    // A crawl that fails leaves no write of its behind it, to land after a retry's, and no swap begun.
     await staging.settled();
+    await swap?.close();
     await removeWorkFolder(workdir);
   }
 }
@@ -669,38 +684,60 @@ const DOCUMENT_ID_SQL = (filePath: string) =>
 const SNIPPET_ID_SQL = (docId: string, ordinal: string, content: string) =>
   `left(encode(sha256(convert_to(${docId}, 'UTF8') || '\\x00'::bytea || convert_to(${ordinal}::text, 'UTF8') || '\\x00'::bytea || convert_to(${content}, 'UTF8')), 'hex'), 32)`;
 
+/** The staged files a part of the swap takes: all of the job's, only those named, or all but those named. */
+type StagedFiles = { only?: readonly string[]; except?: readonly string[] };
+
 /**
- * Replaces the scope's documents and snippets with the staged files, inside PostgreSQL (the snippets never come back
- * to Node): the staged files' stored documents go (their snippets with them), then the changed files' documents and
+ * The job's staged rows that `which` takes, as a subquery, with its parameters. Named files are looked up one by one
+ * by the table's key (a lateral subquery, which `offset 0` keeps the planner from flattening): the statistics of a
+ * table whose rows live for minutes never say how many a job has, and with a list filter the planner scanned all of
+ * them, twice per batch of 100 files (a nested loop that read the list again for each row; bench/README.md, "Index").
+ */
+function stagedRows(jobId: string, which: StagedFiles): [string, unknown[]] {
+  if (which.only) {
+    return [
+      `(select s.* from json_array_elements_text(?::json) as p(path)
+          cross join lateral (select * from staged_document s where s.job_id = ? and s.file_path = p.path offset 0) s)`,
+      [textArray(which.only), jobId],
+    ];
+  }
+  if (which.except?.length) {
+    return [`(select * from staged_document where job_id = ? and file_path not in (select json_array_elements_text(?::json)))`, [jobId, textArray(which.except)]];
+  }
+  return ['(select * from staged_document where job_id = ?)', [jobId]];
+}
+
+/**
+ * Replaces the stored documents of the staged files `which` takes with them, inside PostgreSQL (the snippets never
+ * come back to Node): their stored documents go (their snippets with them), then the changed files' documents and
  * snippets are inserted from the staged rows in one statement each; deleted files (staged empty) are only removed.
  * Files staged `stat_only` keep their documents and snippets: only the stored stat changes, and only while the stored
- * content is the one staged.
+ * content is the one staged. The staged rows stay, for the caller to delete.
  */
-async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, version: LibraryVersion | null): Promise<WriteCounts> {
+async function writeStaged(tx: EntityManager, input: IndexStep, lib: Library, version: LibraryVersion | null, which: StagedFiles, clock: Stopwatch): Promise<WriteCounts> {
   const scope = [lib.id, version?.id ?? ''];
-  const clock = new Stopwatch();
-  const t0 = performance.now();
+  const [rows, rowsParams] = stagedRows(input.jobId, which);
   const [staged] = (await tx.execute(
     `select count(*) filter (where checksum <> '' and not stat_only)::int as written, count(*) filter (where checksum = '')::int as removed,
        count(*) filter (where stat_only)::int as restated
-     from staged_document where job_id = ?`,
-    [input.jobId],
+     from ${rows} staged`,
+    rowsParams,
   )) as [{ written: number; removed: number; restated: number }];
   const counts: WriteCounts = { documentsWritten: staged.written, documentsRemoved: staged.removed, snippetsWritten: 0 };
   if (staged.written || staged.removed) {
-    // New vectors go to the GIN index's pending list and are merged into it once, at the end: far cheaper than
-    // merging every 4 MB (the default limit), and no search scans a long pending list after the commit.
-    await tx.execute(`set local gin_pending_list_limit = '1GB'`);
     await clock.time('swap.documents', async () => {
+      // Each stored document looked up by its scope and path, then deleted by key, for the same reason as in `stagedRows`.
       await tx.execute(
-        `delete from library_document where repository_id = ? and coalesce(version_id, '') = ?
-           and file_path in (select file_path from staged_document where job_id = ? and not stat_only)`,
-        [...scope, input.jobId],
+        `delete from library_document where id = any(array(
+           select d.id from ${rows} staged
+             cross join lateral (select id from library_document d where d.repository_id = ? and coalesce(d.version_id, '') = ? and d.file_path = staged.file_path offset 0) d
+           where not staged.stat_only))`,
+        [...rowsParams, ...scope],
       );
       await tx.execute(
         `insert into library_document (id, repository_id, version_id, file_path, checksum, size, mtime_ns, indexed_at)
-         select ${DOCUMENT_ID_SQL('file_path')}, ?, ?, file_path, checksum, size, mtime_ns, now() from staged_document where job_id = ? and checksum <> '' and not stat_only`,
-        [...scope, lib.id, version?.id ?? null, input.jobId],
+         select ${DOCUMENT_ID_SQL('file_path')}, ?, ?, file_path, checksum, size, mtime_ns, now() from ${rows} staged where checksum <> '' and not stat_only`,
+        [...scope, lib.id, version?.id ?? null, ...rowsParams],
       );
     });
     // In file order and each file's snippets in order, as they were inserted from Node before. The vectors were
@@ -715,22 +752,47 @@ async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, ver
       `insert into snippet (id, document_id, repository_id, version_id, type, title, content, language, breadcrumb, token_count, ordinal, created_at, search_vector)
        select ${SNIPPET_ID_SQL('d.doc_id', 's.ordinal', 's.content')}, d.doc_id, ?, ?, s.type, s.title, s.content, s.language, s.breadcrumb, s.token_count, s.ordinal, now(),
          s.vector
-       from (select ${DOCUMENT_ID_SQL('file_path')} as doc_id, file_path, snippets, vectors from staged_document where job_id = ? and checksum <> '' and not stat_only order by file_path) d,
+       from (select ${DOCUMENT_ID_SQL('file_path')} as doc_id, file_path, snippets, vectors from ${rows} staged where checksum <> '' and not stat_only order by file_path) d,
          rows from (jsonb_to_recordset(d.snippets) as (type text, title text, content text, language text, breadcrumb text, "tokenCount" int, ordinal int), unnest(d.vectors))
            with ordinality as s(type, title, content, language, breadcrumb, token_count, ordinal, vector, n)
        order by d.file_path, s.n`,
-      [lib.id, version?.id ?? null, ...scope, input.jobId],
+      [lib.id, version?.id ?? null, ...scope, ...rowsParams],
       'run',
     ));
     counts.snippetsWritten = inserted.affectedRows;
   }
   if (staged.restated) {
     await clock.time('swap.stats', () => tx.execute(
-      `update library_document d set size = s.size, mtime_ns = s.mtime_ns from staged_document s
-       where s.job_id = ? and s.stat_only and d.repository_id = ? and coalesce(d.version_id, '') = ? and d.file_path = s.file_path and d.checksum = s.checksum`,
-      [input.jobId, ...scope],
+      `update library_document d set size = s.size, mtime_ns = s.mtime_ns from ${rows} s
+       where s.stat_only and d.repository_id = ? and coalesce(d.version_id, '') = ? and d.file_path = s.file_path and d.checksum = s.checksum`,
+      [...rowsParams, ...scope],
     ));
   }
+  return counts;
+}
+
+/** New vectors go to the GIN index's pending list, merged once at the swap's end (`swapStaged`). */
+const GIN_PENDING_UNBOUNDED = `set local gin_pending_list_limit = '1GB'`;
+
+/**
+ * Replaces the scope's documents and snippets with the job's staged files (`writeStaged`), drops the staged rows,
+ * and brings the keyword index and term statistics up to date, in the caller's transaction. `before` is what the
+ * transaction already wrote of them (`OpenSwap`), the files `written`.
+ */
+async function swapStaged(
+  tx: EntityManager, input: IndexStep, lib: Library, version: LibraryVersion | null,
+  { before = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 }, written = [], clock = new Stopwatch() }: { before?: WriteCounts; written?: readonly string[]; clock?: Stopwatch } = {},
+): Promise<WriteCounts> {
+  const t0 = performance.now();
+  // New vectors go to the GIN index's pending list and are merged into it once, at the end: far cheaper than
+  // merging every 4 MB (the default limit), and no search scans a long pending list after the commit.
+  await tx.execute(GIN_PENDING_UNBOUNDED);
+  const rest = await writeStaged(tx, input, lib, version, { except: written }, clock);
+  const counts: WriteCounts = {
+    documentsWritten: before.documentsWritten + rest.documentsWritten,
+    documentsRemoved: before.documentsRemoved + rest.documentsRemoved,
+    snippetsWritten: before.snippetsWritten + rest.snippetsWritten,
+  };
   await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
   if (counts.snippetsWritten) await clock.time('swap.gin', () => tx.execute(`select gin_clean_pending_list('snippet_search_vector_index')`));
   clock.add('swap', performance.now() - t0);
@@ -741,7 +803,7 @@ async function swapStaged(tx: EntityManager, input: IndexStep, lib: Library, ver
 }
 
 /** Stores the config's rules and, for the default branch, registers its previousVersions (as pending versions). */
-async function storeConfig(tx: EntityManager, lib: Library, version: LibraryVersion | null, crawl: CrawlResult): Promise<void> {
+async function storeConfig(tx: EntityManager, lib: Library, version: LibraryVersion | null, crawl: Pick<CrawlResult, 'rules' | 'previousVersions'>): Promise<void> {
   const versionId = version?.id ?? null;
   // The default branch's rules are the repository-wide row; a version's go to that version's row.
   await tx.execute(
@@ -779,6 +841,107 @@ export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, craw
     },
   });
   return counts!;
+}
+
+/** How often the crawl's end says it is alive while it waits for the swap's writes. */
+const SWAP_BEAT_MS = 5000;
+/**
+ * How long the swap's transaction may sit idle, in heartbeat timeouts, before PostgreSQL ends it. A live crawl writes
+ * a batch of 100 files far sooner (it is stopped when it has not moved for one heartbeat timeout); a worker frozen
+ * with its transaction open would otherwise hold the scope's lock, and any retry of the job, until its connection
+ * died.
+ */
+const SWAP_IDLE_HEARTBEATS = 10;
+
+/**
+ * The swap begun while the crawl goes on (`IndexStep.swapInCrawl`): one transaction on a connection of its own writes
+ * each batch of staged files into the scope's documents and snippets once their vectors are filled (`writeStaged`);
+ * at the crawl's end it swaps the rest (an earlier attempt's files, deleted files, new
+ * stats), stores the config, and commits under the job's lock, for its owner only, as `replaceSnippets` does. So a
+ * reader still sees the old snippets or the new ones, and the swap's inserts run while the crawl reads and parses
+ * instead of after it, on one core while the other stood idle (bench/README.md, "Index"). A crawl that fails rolls it
+ * back; the staged rows, which it drops only at its commit, stay for the retry to resume from. What it costs: a transaction open for the
+ * crawl's length, holding the scope's lock, one connection, and back PostgreSQL's clean-up of older row versions
+ * (docs/documentation-index.md, "Writing while crawling").
+ */
+export class OpenSwap {
+  private tx: EntityManager | undefined;
+  private writes: Promise<void> = Promise.resolve();
+  private failure: unknown;
+  private written: WriteCounts = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 };
+  /** The files written so far. */
+  private readonly paths: string[] = [];
+  private ended = false;
+
+  constructor(
+    private readonly deps: ActivityDeps,
+    private readonly input: IndexStep,
+    private readonly clock: Stopwatch,
+  ) {}
+
+  /** Writes the staged files `paths` once `filled` (their vectors) resolves true, after those given before. */
+  write(paths: readonly string[], filled: Promise<boolean>): void {
+    this.writes = this.writes.then(async () => {
+      if (this.failure || !(await filled)) return;
+      try {
+        const tx = await this.begin();
+        const { lib, version } = await loadScope(tx, this.input);
+        const counts = await writeStaged(tx, this.input, lib, version, { only: paths }, this.clock);
+        this.paths.push(...paths);
+        this.written = {
+          documentsWritten: this.written.documentsWritten + counts.documentsWritten,
+          documentsRemoved: this.written.documentsRemoved + counts.documentsRemoved,
+          snippetsWritten: this.written.snippetsWritten + counts.snippetsWritten,
+        };
+      } catch (err) {
+        this.failure ??= err;
+      }
+    });
+  }
+
+  private async begin(): Promise<EntityManager> {
+    if (this.tx) return this.tx;
+    const tx = this.deps.orm.em.fork();
+    await tx.begin();
+    this.tx = tx;
+    await tx.execute(`select set_config('idle_in_transaction_session_timeout', ?, true)`, [String(SWAP_IDLE_HEARTBEATS * this.input.heartbeatTimeoutMs)]);
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [scopeLockKey(this.input)]);
+    await tx.execute(GIN_PENDING_UNBOUNDED);
+    return tx;
+  }
+
+  /**
+   * Waits for the writes (calling `beat` meanwhile), then, in stage `writing`, swaps the rest and commits, for the
+   * job's owner only; undefined when no file was written, and nothing begun: `replaceSnippets` swaps then.
+   */
+  async commit(crawl: Pick<CrawlResult, 'rules' | 'previousVersions'>, beat: () => void): Promise<WriteCounts | undefined> {
+    const timer = setInterval(beat, SWAP_BEAT_MS);
+    try {
+      await this.clock.time('swap.wait', () => this.writes);
+      if (this.failure) throw this.failure;
+      const tx = this.tx;
+      if (!tx) return undefined;
+      await setStage(this.deps, this.input, { stage: 'writing', progress: 75, stageDetail: null });
+      const { lib, version } = await loadScope(tx, this.input);
+      const counts = await swapStaged(tx, this.input, lib, version, { before: this.written, written: this.paths, clock: this.clock });
+      await storeConfig(tx, lib, version, crawl);
+      if (!(await this.deps.jobs.ownedWithin(tx, this.input))) jobStopped();
+      this.ended = true;
+      await tx.commit();
+      const { timings: _, ...written } = counts;
+      return written;
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  /** Rolls back what was not committed, once the writes have settled; the connection goes back to the pool. */
+  async close(): Promise<void> {
+    await this.writes;
+    if (!this.tx || this.ended) return;
+    this.ended = true;
+    await this.tx.rollback().catch((err: unknown) => this.deps.log.warn('could not roll back an index swap', { jobId: this.input.jobId, error: String(err) }));
+  }
 }
 
 /** Snippets read at once, shortest first, then embedded in batches of a token budget (embeddings/batches.ts). */

@@ -60,7 +60,7 @@ async function fillVectors(em: EntityManager, jobId: string, runId: string, path
  * Migration20261205000000_staged_search_vectors.
  */
 export class StagedVectors {
-  private readonly queue: (readonly string[])[] = [];
+  private readonly queue: { paths: readonly string[]; done: (filled: boolean) => void }[] = [];
   private readonly running = new Set<Promise<void>>();
   private failure: unknown;
 
@@ -71,11 +71,13 @@ export class StagedVectors {
     private readonly time: <T>(part: string, work: () => Promise<T>) => Promise<T>,
   ) {}
 
-  /** Queues the vectors of files just staged. */
-  add(paths: readonly string[]): void {
-    if (!paths.length) return;
-    this.queue.push(paths);
-    this.pump();
+  /** Queues the vectors of files just staged; resolves whether they were filled (a failure is thrown by `finish`). */
+  add(paths: readonly string[]): Promise<boolean> {
+    if (!paths.length) return Promise.resolve(true);
+    return new Promise((done) => {
+      this.queue.push({ paths, done });
+      this.pump();
+    });
   }
 
   /**
@@ -90,7 +92,7 @@ export class StagedVectors {
         `select file_path from staged_document where job_id = ? and vectors is null order by file_path`,
         [this.jobId],
       );
-      for (let i = 0; i < left.length; i += BATCH) this.add(left.slice(i, i + BATCH).map((r) => r.file_path));
+      for (let i = 0; i < left.length; i += BATCH) void this.add(left.slice(i, i + BATCH).map((r) => r.file_path));
       await this.drain();
     } finally {
       clearInterval(timer);
@@ -104,10 +106,11 @@ export class StagedVectors {
 
   private pump(): void {
     while (this.running.size < IN_FLIGHT && this.queue.length) {
-      const paths = this.queue.shift()!;
+      const { paths, done } = this.queue.shift()!;
       const run: Promise<void> = this.time('vectors', () => fillVectors(this.em(), this.jobId, this.runId, paths))
-        .catch((err: unknown) => {
+        .then(() => done(true), (err: unknown) => {
           this.failure ??= err;
+          done(false);
         })
         .finally(() => {
           this.running.delete(run);

@@ -28,18 +28,21 @@ export async function indexLibraryWorkflow(input: IndexInput) {
   return runJob(
     input.jobId,
     async () => {
-      // Each stage reports its own progress (stage, percentage, files) as it goes.
-      const crawl = await crawlAndParse(step); // crawling, parsing
+      // Each stage reports its own progress (stage, percentage, files) as it goes. The crawl writes the snippets as it
+      // parses them, in a transaction it commits at its end (docindex/pipeline.ts, OpenSwap); the patch keeps
+      // histories recorded before it on the old path, where the swap was its own step.
+      const crawl = await crawlAndParse({ ...step, swapInCrawl: patched('index-swap-in-crawl') }); // crawling, parsing, writing
       // A crawl that found no file changed or removed leaves little to do: the three stages run in one activity, as
       // the workflow's scheduling of each was most of a no-change re-index (bench/README.md, Index). The patch keeps
       // histories recorded before it on the old path (test/fixtures/histories/index-unchanged.json is one after it).
       if (!crawl.changedFiles && !crawl.deletedFiles && patched('index-unchanged-one-activity')) {
         return { ...crawl, ...(await finishUnchanged(step, crawl)) };
       }
-      const written = await replaceSnippets(step, crawl); // writing: one transaction
+      const { written: swapped, ...crawled } = crawl;
+      const written = swapped ?? (await replaceSnippets(step, crawl)); // writing: one transaction
       const embedded = await embedSnippets(step); // embedding
       const stats = await updateStatistics(step, crawl); // statistics
-      return { ...crawl, ...written, ...embedded, ...stats };
+      return { ...crawled, ...written, ...embedded, ...stats };
     },
     { slot: 'indexing' },
   );

@@ -110,9 +110,7 @@ export class JobStore {
     opts: { extra?: (job: Job) => ExtraEvent[]; silent?: boolean; within?: (tx: EntityManager, job: Job) => Promise<void> } = {},
   ): Promise<{ job: Job; changed: boolean }> {
     return em.fork().transactional(async (tx) => {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`job:${id}`]);
-      const job = await tx.findOne(Job, { id }, { refresh: true });
-      if (!job) throw new NotFoundError(`Job ${id} not found`, 'JOB_NOT_FOUND');
+      const job = await this.lock(tx, id);
       let patch = typeof change === 'function' ? change(job) : change;
       if (!patch) return { job, changed: false };
       if (patch.error) patch = { ...patch, error: redact(patch.error) };
@@ -131,6 +129,26 @@ export class JobStore {
       for (const e of opts.extra?.(job) ?? []) await appendEvent(tx, streams, e.event, { ...context, ...e.data });
       return { job, changed: true };
     });
+  }
+
+  /**
+   * Locks the job until the end of `tx`'s transaction (the lock every change of it takes) and reads it as it is
+   * now.
+   */
+  private async lock(tx: EntityManager, id: string): Promise<Job> {
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`job:${id}`]);
+    const job = await tx.findOne(Job, { id }, { refresh: true });
+    if (!job) throw new NotFoundError(`Job ${id} not found`, 'JOB_NOT_FOUND');
+    return job;
+  }
+
+  /**
+   * Whether the run owns the job, checked under the job's lock, held until `tx`'s transaction ends: for a
+   * transaction that writes a job's rows without changing the job (the index swap begun while its crawl goes on,
+   * docindex/pipeline.ts), so that an older run's commit cannot land after a retry's.
+   */
+  async ownedWithin(tx: EntityManager, ref: { jobId: string; runId: string }): Promise<boolean> {
+    return owns(await this.lock(tx, ref.jobId), ref.runId);
   }
 
   /**

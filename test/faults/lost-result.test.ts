@@ -17,7 +17,8 @@ import { killWorker, startWorkerProcess } from '../support/worker-process.js';
  * Fault: a step ends while its worker cannot reach the Temporal server (the server was down, or restarting after
  * PostgreSQL did), so the server never learns the step's result and still counts the attempt as running. The worker
  * reaches Temporal through a relay the test cuts. The step is run again once its heartbeats stop (seconds), not after
- * its start-to-close timeout (15 minutes for the swap), and the job completes once with its snippets.
+ * its start-to-close timeout (2 hours for the crawl, which swaps the snippets in at its end: docindex/pipeline.ts,
+ * OpenSwap), and the job completes once with its snippets.
  */
 const PAGE = (i: number) =>
   `# Page ${i}\n\nHow to configure the widget number ${i} for a server that restarts while a client waits:\n\n\`\`\`js\nconst widget${i} = createWidget({ retries: ${i}, timeoutMs: 1000 });\nawait widget${i}.start();\n\`\`\`\n`;
@@ -48,7 +49,7 @@ describe('an indexing swap whose result the Temporal server could not take', () 
     const folder = path.join(dir, FOLDER);
     await fs.mkdir(folder);
     for (let i = 0; i < 3; i++) await fs.writeFile(path.join(folder, `page-${i}.md`), PAGE(i));
-    // The test holds the swap's lock (docindex/pipeline.ts, replaceSnippets), so the swap waits until the relay is cut.
+    // The test holds the swap's lock (docindex/pipeline.ts, scopeLockKey), so the swap waits until the relay is cut.
     const lock = new pg.Client({ connectionString: stack.databaseUrl });
     await lock.connect();
     try {
@@ -70,10 +71,10 @@ describe('an indexing swap whose result the Temporal server could not take', () 
 
       const job = await until(async () => (await api(stack, 'GET', `/api/v1/jobs/${jobId}`)).body.job as Json, (j) => ['done', 'failed'].includes(j.status), {
         timeoutMs: 90_000,
-        what: 'the job finishing (without a heartbeat the swap would wait 15 minutes to be run again)',
+        what: 'the job finishing (without a heartbeat the crawl would wait 2 hours to be run again)',
       });
       expect(job.status, JSON.stringify(job)).toBe('done');
-      // The swap ran twice: the second found nothing staged and kept what the first wrote.
+      // The crawl ran twice: the second found every file as the first swapped it in, and kept what it wrote.
       const pages = (await lock.query('select count(distinct document_id)::int as n from snippet where repository_id = $1', [LIBRARY])).rows[0].n as number;
       expect(pages).toBe(3);
       const done = (await readEvents(stack.orm.em.fork(), `job:${jobId}`, 0)).filter((e) => e.event === 'status' && e.data.status === 'done');

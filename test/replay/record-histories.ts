@@ -133,7 +133,9 @@ describe('recording workflow histories', () => {
     await saveHistory('ping-success', ping);
 
     // Indexing: done; failed (its folder is gone); cancelled while it waits for a slot.
-    const repo = new TestRepo(path.join(dir, 'recorded-lib')).write({ 'README.md': '# Recorded\n\nA library whose indexing is recorded.\n' });
+    // A page long enough to be a snippet, so the crawl writes it and swaps it in (docindex/pipeline.ts, OpenSwap).
+    const readme = '# Recorded\n\nA library whose indexing is recorded. Each section of this page is read before the reference, and every example runs as written.\n';
+    const repo = new TestRepo(path.join(dir, 'recorded-lib')).write({ 'README.md': readme });
     repo.commit();
     const indexed = await api(stack, 'POST', '/api/v1/libs', { source: 'local', sourceUrl: repo.dir });
     await until(async () => (await api(stack, 'GET', `/api/v1/jobs/${indexed.body.job.id}`)).body.job.status, (s) => s === 'done', { timeoutMs: 60_000 });
