@@ -771,7 +771,7 @@ async function writeStaged(tx: EntityManager, input: IndexStep, lib: Library, ve
   return counts;
 }
 
-/** New vectors go to the GIN index's pending list, merged at the swap's end (`swapStaged`), not every 4 MB. */
+/** New vectors stay in the GIN index's pending list until the swap merges it (`swapStaged`), not every 4 MB. */
 const GIN_PENDING_UNBOUNDED = `set local gin_pending_list_limit = '1GB'`;
 const GIN_MERGE = `select gin_clean_pending_list('snippet_search_vector_index')`;
 
@@ -785,8 +785,9 @@ async function swapStaged(
   { before = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 }, written = [], clock = new Stopwatch() }: { before?: WriteCounts; written?: readonly string[]; clock?: Stopwatch } = {},
 ): Promise<WriteCounts> {
   const t0 = performance.now();
-  // New vectors go to the GIN index's pending list and are merged into it once, at the end: far cheaper than
-  // merging every 4 MB (the default limit), and no search scans a long pending list after the commit.
+  // New vectors go to the GIN index's pending list and are merged into it at the end (and every few hundred files
+  // by `OpenSwap`): far cheaper than merging every 4 MB (the default limit), and no search scans a long pending list
+  // after the commit.
   await tx.execute(GIN_PENDING_UNBOUNDED);
   const rest = await writeStaged(tx, input, lib, version, { except: written }, clock);
   const counts: WriteCounts = {
@@ -863,12 +864,12 @@ const SWAP_GIN_MERGE_FILES = 400;
 /**
  * The swap begun while the crawl goes on (`IndexStep.swapInCrawl`): one transaction on a connection of its own writes
  * each batch of staged files into the scope's documents and snippets once their vectors are filled (`writeStaged`);
- * at the crawl's end it swaps the rest (an earlier attempt's files, deleted files, new
- * stats), stores the config, and commits under the job's lock, for its owner only, as `replaceSnippets` does. So a
- * reader still sees the old snippets or the new ones, and the swap's inserts run while the crawl reads and parses
- * instead of after it, on one core while the other stood idle (bench/README.md, "Index"). A crawl that fails rolls it
- * back; the staged rows, which it drops only at its commit, stay for the retry to resume from. What it costs: a transaction open for the
- * crawl's length, holding the scope's lock, one connection, and back PostgreSQL's clean-up of older row versions
+ * at the crawl's end it swaps the rest (an earlier attempt's files, deleted files, new stats), stores the config, and
+ * commits under the job's lock, for its owner only, as `replaceSnippets` does. So a reader still sees the old
+ * snippets or the new ones, and the swap's inserts run while the crawl reads and parses instead of after it
+ * (bench/README.md, "Index"). A crawl that fails rolls it back; the staged rows, which it drops only at its commit,
+ * stay for the retry to resume from. What it costs: a transaction open for the crawl's length, holding the scope's
+ * lock and a connection, and holding back PostgreSQL's clean-up of older row versions meanwhile
  * (docs/documentation-index.md, "Writing while crawling").
  */
 export class OpenSwap {

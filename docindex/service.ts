@@ -310,10 +310,12 @@ export async function deleteLibrary(deps: IndexDeps, id: string) {
   // A refresh that still runs finds the library gone and removes its own schedule too.
   await removeRefreshSchedule(deps, id);
   return e.transactional(async (tx) => {
+    const versions = await tx.count(LibraryVersion, { repositoryId: id });
+    // The library first: it waits for a swap in progress (docs/documentation-index.md, "Writing while crawling") while
+    // holding nothing that swap's crawl still writes, as its job and events.
+    await tx.nativeDelete(Library, { id });
     const jobs: { id: string }[] = await tx.execute(`select id from job where kind = 'index' and detail->>'repositoryId' = ?`, [id]);
     await deleteJobs(tx, jobs.map((j) => j.id), [`repo:${id}`]);
-    const versions = await tx.count(LibraryVersion, { repositoryId: id });
-    await tx.nativeDelete(Library, { id });
     return { id, deleted: true, versionsDeleted: versions, jobsCancelled: active.length };
   });
 }
@@ -462,12 +464,13 @@ export async function deleteVersion(deps: IndexDeps, id: string, tag: string) {
   const active = await activeJobs(e, id, version.id);
   await cancelWorkflows(deps, active);
   return e.transactional(async (tx) => {
+    // The version first, as `deleteLibrary` does.
+    await tx.nativeDelete(LibraryVersion, { id: version.id });
     const jobs: { id: string }[] = await tx.execute(
       `select id from job where kind = 'index' and detail->>'repositoryId' = ? and detail->>'versionId' = ?`,
       [id, version.id],
     );
     await deleteJobs(tx, jobs.map((j) => j.id));
-    await tx.nativeDelete(LibraryVersion, { id: version.id });
     return { id: version.id, deleted: true, jobsCancelled: active.length };
   });
 }

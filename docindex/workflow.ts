@@ -30,7 +30,8 @@ export async function indexLibraryWorkflow(input: IndexInput) {
     async () => {
       // Each stage reports its own progress (stage, percentage, files) as it goes. The crawl writes the snippets as it
       // parses them, in a transaction it commits at its end (docindex/pipeline.ts, OpenSwap); the patch keeps
-      // histories recorded before it on the old path, where the swap was its own step.
+      // histories recorded before it on the old path, where the swap was its own step
+      // (test/fixtures/histories/index-success-swap-step.json is one of them).
       const crawl = await crawlAndParse({ ...step, swapInCrawl: patched('index-swap-in-crawl') }); // crawling, parsing, writing
       // A crawl that found no file changed or removed leaves little to do: the three stages run in one activity, as
       // the workflow's scheduling of each was most of a no-change re-index (bench/README.md, Index). The patch keeps

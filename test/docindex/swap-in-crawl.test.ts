@@ -207,4 +207,37 @@ describe('a crawl that swaps as it goes', () => {
     expect(await editions()).toEqual([`fourth:${PAGES}`]);
     await finished(step);
   });
+
+  // Last: the library goes.
+  it('lets the library be deleted while it runs: the delete waits for its commit, and its crawl goes on meanwhile', async () => {
+    writePages('fifth');
+    const step = await ownedJob('r');
+    const last = `page-${PAGES - 1}.md`;
+    await sql(`insert into staged_document (job_id, file_path, checksum, snippets, stat_only) values (?, ?, 'earlier', '[]', false)`, [step.jobId, last]);
+    const row = await hold('select 1 from staged_document where job_id = $1 and file_path = $2', [step.jobId, last]);
+    const crawl = outcome(crawlAndParse(deps, step, ctx()));
+    let deleted: Promise<{ status: number; body: unknown }> | undefined;
+    try {
+      await until(
+        async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into staged_document%'`))[0]!.n,
+        (n) => n > 0,
+        { timeoutMs: 60_000, intervalMs: 50, what: 'the crawl waiting to stage its last batch' },
+      );
+      deleted = api(stack, 'DELETE', `/api/v1/libs/${encodeURIComponent(libraryId)}`);
+      await until(
+        async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'delete from "library"%'`))[0]!.n,
+        (n) => n > 0,
+        { timeoutMs: 30_000, intervalMs: 50, what: 'the delete waiting for the swap' },
+      );
+    } finally {
+      await row.release();
+    }
+    // Had the delete taken the job's rows first, the crawl's next write of its job would wait for the delete, which
+    // waits for the swap, which waits for the crawl, until PostgreSQL ended the idle swap (100 s here).
+    expect(await crawl).toBe('ok');
+    expect((await deleted!).status).toBe(200);
+    expect(await editions()).toEqual([]);
+    expect(await sql('select id from library_document')).toEqual([]);
+    expect(await sql('select job_id from staged_document')).toEqual([]);
+  });
 });
