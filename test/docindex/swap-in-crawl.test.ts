@@ -67,6 +67,21 @@ async function hold(query: string, params: unknown[]): Promise<{ pid: number; re
     },
   };
 }
+/**
+ * The last file, as if an earlier attempt had staged another content of it, held: the crawl waits to stage it again
+ * (`stagingWaits`), its earlier batches staged.
+ */
+async function holdLastFile(step: IndexStep) {
+  const last = `page-${PAGES - 1}.md`;
+  await sql(`insert into staged_document (job_id, file_path, checksum, snippets, stat_only) values (?, ?, 'earlier', '[]', false)`, [step.jobId, last]);
+  return hold('select 1 from staged_document where job_id = $1 and file_path = $2', [step.jobId, last]);
+}
+const stagingWaits = () =>
+  until(
+    async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into staged_document%'`))[0]!.n,
+    (n) => n > 0,
+    { timeoutMs: 60_000, intervalMs: 50, what: 'the crawl waiting to stage its last batch' },
+  );
 /** The library's rules row, which a swap writes last, just before its commit. */
 const holdRules = () => hold('select 1 from library_rules where repository_id = $1', [libraryId]);
 const swapWaiting = () =>
@@ -138,18 +153,10 @@ describe('a crawl that swaps as it goes', () => {
   it('writes the first batches while the crawl stages the last, and commits at its end, with nothing left for replaceSnippets', async () => {
     writePages('third');
     const step = await ownedJob('r');
-    // The last file, as if an earlier attempt had staged another content of it, held: the crawl waits to stage it
-    // again, its earlier batches staged.
-    const last = `page-${PAGES - 1}.md`;
-    await sql(`insert into staged_document (job_id, file_path, checksum, snippets, stat_only) values (?, ?, 'earlier', '[]', false)`, [step.jobId, last]);
-    const row = await hold('select 1 from staged_document where job_id = $1 and file_path = $2', [step.jobId, last]);
+    const row = await holdLastFile(step);
     const crawl = crawlAndParse(deps, step, ctx());
     try {
-      await until(
-        async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into staged_document%'`))[0]!.n,
-        (n) => n > 0,
-        { timeoutMs: 60_000, intervalMs: 50, what: 'the crawl waiting to stage its last batch' },
-      );
+      await stagingWaits();
       // The swap has begun meanwhile: it holds the scope's lock in a transaction that has written, waiting for more
       // (the test's own transaction, which holds the row, aside).
       await until(
@@ -180,18 +187,12 @@ describe('a crawl that swaps as it goes', () => {
     writePages('fourth');
     // A heartbeat timeout of 100 ms: the swap may sit idle for a second.
     const step = { ...(await ownedJob('r')), heartbeatTimeoutMs: 100 };
-    const last = `page-${PAGES - 1}.md`;
-    await sql(`insert into staged_document (job_id, file_path, checksum, snippets, stat_only) values (?, ?, 'earlier', '[]', false)`, [step.jobId, last]);
-    const row = await hold('select 1 from staged_document where job_id = $1 and file_path = $2', [step.jobId, last]);
+    const row = await holdLastFile(step);
     const crawl = outcome(crawlAndParse(deps, step, ctx()));
     const swapOpen = async () =>
       (await sql<{ n: number }>('select count(*)::int as n from pg_try_advisory_xact_lock(hashtext(?)) as free where not free', [scopeLockKey(step)]))[0]!.n;
     try {
-      await until(
-        async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into staged_document%'`))[0]!.n,
-        (n) => n > 0,
-        { timeoutMs: 60_000, intervalMs: 50, what: 'the crawl waiting to stage its last batch' },
-      );
+      await stagingWaits();
       // The swap's transaction, idle while the crawl waits, is ended and lets go of the scope.
       await until(swapOpen, (n) => n === 0, { timeoutMs: 30_000, intervalMs: 100, what: 'PostgreSQL ending the idle swap' });
     } finally {
@@ -212,17 +213,11 @@ describe('a crawl that swaps as it goes', () => {
   it('lets the library be deleted while it runs: the delete waits for its commit, and its crawl goes on meanwhile', async () => {
     writePages('fifth');
     const step = await ownedJob('r');
-    const last = `page-${PAGES - 1}.md`;
-    await sql(`insert into staged_document (job_id, file_path, checksum, snippets, stat_only) values (?, ?, 'earlier', '[]', false)`, [step.jobId, last]);
-    const row = await hold('select 1 from staged_document where job_id = $1 and file_path = $2', [step.jobId, last]);
+    const row = await holdLastFile(step);
     const crawl = outcome(crawlAndParse(deps, step, ctx()));
     let deleted: Promise<{ status: number; body: unknown }> | undefined;
     try {
-      await until(
-        async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into staged_document%'`))[0]!.n,
-        (n) => n > 0,
-        { timeoutMs: 60_000, intervalMs: 50, what: 'the crawl waiting to stage its last batch' },
-      );
+      await stagingWaits();
       deleted = api(stack, 'DELETE', `/api/v1/libs/${encodeURIComponent(libraryId)}`);
       await until(
         async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'delete from "library"%'`))[0]!.n,
