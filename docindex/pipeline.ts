@@ -862,6 +862,26 @@ const SWAP_IDLE_HEARTBEATS = 10;
 const SWAP_GIN_MERGE_FILES = 400;
 
 /**
+ * How many swaps may be open at once in a process. Each holds one of the database pool's connections (ten: db/orm.ts)
+ * for its crawl's length, and the crawls' other writes need the rest: with as many open swaps as connections, every
+ * crawl would wait for a connection none of them gives back. A crawl that finds none free leaves its swap to
+ * `replaceSnippets`, as before.
+ */
+export class SwapSlots {
+  private taken = 0;
+  constructor(readonly max: number) {}
+  take(): boolean {
+    if (this.taken >= this.max) return false;
+    this.taken++;
+    return true;
+  }
+  give(): void {
+    this.taken--;
+  }
+}
+const swapSlots = new SwapSlots(4);
+
+/**
  * The swap begun while the crawl goes on (`IndexStep.swapInCrawl`): one transaction on a connection of its own writes
  * each batch of staged files into the scope's documents and snippets once their vectors are filled (`writeStaged`);
  * at the crawl's end it swaps the rest (an earlier attempt's files, deleted files, new stats), stores the config, and
@@ -880,11 +900,14 @@ export class OpenSwap {
   /** The files written so far. */
   private readonly paths: string[] = [];
   private ended = false;
+  /** No slot was free at the first batch: this crawl writes nothing. */
+  private declined = false;
 
   constructor(
     private readonly deps: ActivityDeps,
     private readonly input: IndexStep,
     private readonly clock: Stopwatch,
+    private readonly slots = swapSlots,
   ) {}
 
   /** Writes the staged files `paths` once `filled` (their vectors) resolves true, after those given before. */
@@ -893,6 +916,7 @@ export class OpenSwap {
       if (this.failure || !(await filled)) return;
       try {
         const tx = await this.begin();
+        if (!tx) return;
         const { lib, version } = await loadScope(tx, this.input);
         const counts = await writeStaged(tx, this.input, lib, version, { only: paths }, this.clock);
         this.paths.push(...paths);
@@ -908,10 +932,19 @@ export class OpenSwap {
     });
   }
 
-  private async begin(): Promise<EntityManager> {
-    if (this.tx) return this.tx;
+  private async begin(): Promise<EntityManager | undefined> {
+    if (this.tx || this.declined) return this.tx;
+    if (!this.slots.take()) {
+      this.declined = true;
+      return undefined;
+    }
     const tx = this.deps.orm.em.fork();
-    await tx.begin();
+    try {
+      await tx.begin();
+    } catch (err) {
+      this.slots.give();
+      throw err;
+    }
     this.tx = tx;
     await tx.execute(`select set_config('idle_in_transaction_session_timeout', ?, true)`, [String(SWAP_IDLE_HEARTBEATS * this.input.heartbeatTimeoutMs)]);
     await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [scopeLockKey(this.input)]);
@@ -935,8 +968,7 @@ export class OpenSwap {
       const counts = await swapStaged(tx, this.input, lib, version, { before: this.written, written: this.paths, clock: this.clock });
       await storeConfig(tx, lib, version, crawl);
       if (!(await this.deps.jobs.ownedWithin(tx, this.input))) jobStopped();
-      this.ended = true;
-      await tx.commit();
+      await this.end(() => tx.commit());
       const { timings: _, ...written } = counts;
       return written;
     } finally {
@@ -944,12 +976,24 @@ export class OpenSwap {
     }
   }
 
+  /** Commits or rolls back, once; the slot is free again when it is done. */
+  private async end(how: () => Promise<void>): Promise<void> {
+    this.ended = true;
+    try {
+      await how();
+    } finally {
+      this.slots.give();
+    }
+  }
+
   /** Rolls back what was not committed, once the writes have settled; the connection goes back to the pool. */
   async close(): Promise<void> {
     await this.writes;
-    if (!this.tx || this.ended) return;
-    this.ended = true;
-    await this.tx.rollback().catch((err: unknown) => this.deps.log.warn('could not roll back an index swap', { jobId: this.input.jobId, error: String(err) }));
+    const tx = this.tx;
+    if (!tx || this.ended) return;
+    await this.end(() =>
+      tx.rollback().catch((err: unknown) => this.deps.log.warn('could not roll back an index swap', { jobId: this.input.jobId, error: String(err) })),
+    );
   }
 }
 

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { createLogger } from '../../core/log.js';
-import { crawlAndParse, type IndexStep, replaceSnippets, scopeLockKey, type StepContext } from '../../docindex/pipeline.js';
+import { crawlAndParse, type IndexStep, OpenSwap, replaceSnippets, scopeLockKey, type StepContext, Stopwatch, SwapSlots } from '../../docindex/pipeline.js';
 import { failureType, JOB_STOPPED } from '../../jobs/contract.js';
 import { startTestStack, type TestStack } from '../support/stack.js';
 import { until } from '../support/until.js';
@@ -207,6 +207,34 @@ describe('a crawl that swaps as it goes', () => {
     expect(await replaceSnippets(deps, step, resumed)).toMatchObject({ documentsWritten: PAGES, snippetsWritten: PAGES });
     expect(await editions()).toEqual([`fourth:${PAGES}`]);
     await finished(step);
+  });
+
+  it('is begun by a crawl only while the process has a slot for it, so open swaps cannot take every connection', async () => {
+    const slots = new SwapSlots(1);
+    const stepped = async () => {
+      const step = await ownedJob('r');
+      await sql(`insert into staged_document (job_id, file_path, checksum, snippets, stat_only) values (?, 'page-000.md', 'x', '[]', false)`, [step.jobId]);
+      return { step, swap: new OpenSwap(deps, step, new Stopwatch(), slots) };
+    };
+    const transactions = async () =>
+      (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and backend_xid is not null`))[0]!.n;
+    const rules = { rules: [], previousVersions: [] };
+    const a = await stepped();
+    const b = await stepped();
+    a.swap.write(['page-000.md'], Promise.resolve(true));
+    b.swap.write(['page-000.md'], Promise.resolve(true));
+    // `a` took the slot and began; `b` found none, wrote nothing, and leaves its swap to replaceSnippets.
+    expect(await b.swap.commit(rules, () => undefined)).toBeUndefined();
+    await until(transactions, (n) => n === 1, { what: 'the first swap begun' });
+    await a.swap.close();
+    expect(await transactions()).toBe(0);
+    // Given back when `a` rolled back: the next one begins, and commits.
+    const c = await stepped();
+    c.swap.write(['page-000.md'], Promise.resolve(true));
+    expect(await c.swap.commit(rules, () => undefined)).toEqual({ documentsWritten: 1, documentsRemoved: 0, snippetsWritten: 0 });
+    await c.swap.close();
+    for (const { step } of [a, b, c]) await finished(step);
+    expect(await sql('select file_path from staged_document where job_id = ?', [b.step.jobId])).toEqual([{ file_path: 'page-000.md' }]);
   });
 
   // Last: the library goes.
