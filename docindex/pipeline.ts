@@ -676,6 +676,13 @@ export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: S
 }
 
 type WriteCounts = { documentsWritten: number; documentsRemoved: number; snippetsWritten: number; timings?: StageTimings };
+/** What two parts of one swap wrote, together (their timings left out). */
+const addCounts = (a: WriteCounts, b: WriteCounts): WriteCounts => ({
+  documentsWritten: a.documentsWritten + b.documentsWritten,
+  documentsRemoved: a.documentsRemoved + b.documentsRemoved,
+  snippetsWritten: a.snippetsWritten + b.snippetsWritten,
+});
+const NOTHING_WRITTEN: WriteCounts = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 };
 
 /** SQL of a file's document id in the scope of the first two `?` (repository, version or ''): `documentId` computed by PostgreSQL. */
 const DOCUMENT_ID_SQL = (filePath: string) =>
@@ -782,19 +789,14 @@ const GIN_MERGE = `select gin_clean_pending_list('snippet_search_vector_index')`
  */
 async function swapStaged(
   tx: EntityManager, input: IndexStep, lib: Library, version: LibraryVersion | null,
-  { before = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 }, written = [], clock = new Stopwatch() }: { before?: WriteCounts; written?: readonly string[]; clock?: Stopwatch } = {},
+  { before = NOTHING_WRITTEN, written = [], clock = new Stopwatch() }: { before?: WriteCounts; written?: readonly string[]; clock?: Stopwatch } = {},
 ): Promise<WriteCounts> {
   const t0 = performance.now();
   // New vectors go to the GIN index's pending list and are merged into it at the end (and every few hundred files
   // by `OpenSwap`): far cheaper than merging every 4 MB (the default limit), and no search scans a long pending list
   // after the commit.
   await tx.execute(GIN_PENDING_UNBOUNDED);
-  const rest = await writeStaged(tx, input, lib, version, { except: written }, clock);
-  const counts: WriteCounts = {
-    documentsWritten: before.documentsWritten + rest.documentsWritten,
-    documentsRemoved: before.documentsRemoved + rest.documentsRemoved,
-    snippetsWritten: before.snippetsWritten + rest.snippetsWritten,
-  };
+  const counts = addCounts(before, await writeStaged(tx, input, lib, version, { except: written }, clock));
   await tx.execute('delete from staged_document where job_id = ?', [input.jobId]);
   if (counts.snippetsWritten) await clock.time('swap.gin', () => tx.execute(GIN_MERGE));
   clock.add('swap', performance.now() - t0);
@@ -896,7 +898,7 @@ export class OpenSwap {
   private tx: EntityManager | undefined;
   private writes: Promise<void> = Promise.resolve();
   private failure: unknown;
-  private written: WriteCounts = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 };
+  private written = NOTHING_WRITTEN;
   /** The files written so far. */
   private readonly paths: string[] = [];
   private ended = false;
@@ -918,14 +920,9 @@ export class OpenSwap {
         const tx = await this.begin();
         if (!tx) return;
         const { lib, version } = await loadScope(tx, this.input);
-        const counts = await writeStaged(tx, this.input, lib, version, { only: paths }, this.clock);
+        this.written = addCounts(this.written, await writeStaged(tx, this.input, lib, version, { only: paths }, this.clock));
         this.paths.push(...paths);
         if (this.paths.length % SWAP_GIN_MERGE_FILES < paths.length) await this.clock.time('swap.gin.crawl', () => tx.execute(GIN_MERGE));
-        this.written = {
-          documentsWritten: this.written.documentsWritten + counts.documentsWritten,
-          documentsRemoved: this.written.documentsRemoved + counts.documentsRemoved,
-          snippetsWritten: this.written.snippetsWritten + counts.snippetsWritten,
-        };
       } catch (err) {
         this.failure ??= err;
       }
