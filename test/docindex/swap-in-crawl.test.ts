@@ -76,20 +76,17 @@ async function holdLastFile(step: IndexStep) {
   await sql(`insert into staged_document (job_id, file_path, checksum, snippets, stat_only) values (?, ?, 'earlier', '[]', false)`, [step.jobId, last]);
   return hold('select 1 from staged_document where job_id = $1 and file_path = $2', [step.jobId, last]);
 }
-const stagingWaits = () =>
+/** Until a session runs a statement starting with `statement` and waits for a lock. */
+const waitingOnLock = (statement: string, what: string, timeoutMs = 60_000) =>
   until(
-    async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into staged_document%'`))[0]!.n,
+    async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and starts_with(query, ?)`, [statement]))[0]!.n,
     (n) => n > 0,
-    { timeoutMs: 60_000, intervalMs: 50, what: 'the crawl waiting to stage its last batch' },
+    { timeoutMs, intervalMs: 50, what },
   );
+const stagingWaits = () => waitingOnLock('insert into staged_document', 'the crawl waiting to stage its last batch');
 /** The library's rules row, which a swap writes last, just before its commit. */
 const holdRules = () => hold('select 1 from library_rules where repository_id = $1', [libraryId]);
-const swapWaiting = () =>
-  until(
-    async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into library_rules%'`))[0]!.n,
-    (n) => n > 0,
-    { timeoutMs: 60_000, intervalMs: 50, what: 'the swap waiting to store the rules, its files written' },
-  );
+const swapWaiting = () => waitingOnLock('insert into library_rules', 'the swap waiting to store the rules, its files written');
 
 beforeAll(async () => {
   stack = await startTestStack();
@@ -247,11 +244,7 @@ describe('a crawl that swaps as it goes', () => {
     try {
       await stagingWaits();
       deleted = api(stack, 'DELETE', `/api/v1/libs/${encodeURIComponent(libraryId)}`);
-      await until(
-        async () => (await sql<{ n: number }>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'delete from "library"%'`))[0]!.n,
-        (n) => n > 0,
-        { timeoutMs: 30_000, intervalMs: 50, what: 'the delete waiting for the swap' },
-      );
+      await waitingOnLock('delete from "library"', 'the delete waiting for the swap', 30_000);
     } finally {
       await row.release();
     }
