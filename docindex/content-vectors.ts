@@ -21,9 +21,12 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
  * 256 positions, positions above 16,383) where PostgreSQL truncates.
  */
 
-/** PostgreSQL's largest position (MAXENTRYPOS - 1) and positions per lexeme (MAXNUMPOS). */
+/**
+ * PostgreSQL's largest position (MAXENTRYPOS - 1), and the positions of a lexeme a vector keeps: a parse keeps 255
+ * (MAXNUMPOS - 1), `||` up to 256; a content with more of one lexeme in its two halves is left to PostgreSQL.
+ */
 const MAX_POSITION = 16_383;
-const MAX_POSITIONS = 256;
+const MAX_POSITIONS = 255;
 /** Packs a lexeme id and a position into one number: positions are below this. */
 const SHIFT = 32_768;
 /**

@@ -88,6 +88,8 @@ describe('ContentVectors', () => {
       '<script>var hidden = 1;</script> shown',
       '<STYLE>p { color: red }</STYLE> shown',
       'word '.repeat(300),
+      // A parse keeps 255 positions of a lexeme (MAXNUMPOS - 1): `english` drops the stop word, so `simple` alone has it.
+      'the '.repeat(256),
       Array.from({ length: 17_000 }, (_, i) => `w${i}`).join(' '),
     ];
     const { literals } = await compare(left);
