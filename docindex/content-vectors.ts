@@ -5,9 +5,10 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
  * A snippet content's part of its keyword vector, `setweight(to_tsvector('simple', c) || to_tsvector('english', c), 'C')`
  * of `snippet_search_vector_of` (Migration20261210000000_search_vector_parts), put together in Node from the vectors
  * of its words, so PostgreSQL parses each distinct word once instead of every snippet's content twice (that parse was
- * most of a first index's PostgreSQL time: bench/README.md, "Index"). The result is a tsvector literal without
- * weights (Migration20261213000000_content_vectors gives it C), which PostgreSQL reads several times faster than it
- * parses the text, and the same vector, lexemes and positions: test/docindex/content-vectors.test.ts compares the two
+ * most of a first index's PostgreSQL time: bench/README.md, "Index"). The result is a tsvector without weights
+ * (Migration20261213000000_content_vectors gives it C) in PostgreSQL's binary form, a `tsvector[]` sent as a bound
+ * parameter, which PostgreSQL takes in without parsing it (parsing its text form was most of what was left of the
+ * vectors' cost), and the same vector, lexemes and positions: test/docindex/content-vectors.test.ts compares the two
  * on real files.
  *
  * Why it is the same. PostgreSQL's default parser never makes a token of an ASCII blank (space, tab, newline,
@@ -27,8 +28,12 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
  */
 const MAX_POSITION = 16_383;
 const MAX_POSITIONS = 255;
-/** Packs a lexeme id and a position into one number: positions are below this. */
+/** Packs a lexeme's rank and a position into one number: positions are below this. */
 const SHIFT = 32_768;
+/** A character whose UTF-16 units do not sort as its UTF-8 bytes against every other: a surrogate, or one after them. */
+const WIDE = /[\uD800-\uFFFF]/;
+/** PostgreSQL's type oid of `tsvector`, which a binary array names for its elements. */
+const TSVECTOR_OID = 3614;
 /**
  * Distinct chunks kept, with their vectors (about 250 bytes each); emptied when full, so that with a call's new ones
  * (ASK_LIMIT) at most 250,000 are held, about 60 MB. One library's files share most of their words: 12 MB of real
@@ -110,9 +115,6 @@ function readVector(text: string, lexemeId: (lexeme: string) => number, out: num
   return positions;
 }
 
-/** A lexeme as a tsvector literal quotes it. */
-const quoted = (lexeme: string) => `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
-
 /**
  * Builds content vectors, keeping the chunks' vectors between batches. A chunk's vectors live in one pool of
  * integers, at the offset its map holds: its token count, the lengths of its `simple` and `english` pairs, then the
@@ -125,15 +127,23 @@ export class ContentVectors {
   private pool = new Int32Array(1 << 16);
   private used = 0;
   private readonly lexemes = new Map<string, number>();
-  private readonly literals: string[] = [];
-  /** Packed (lexeme, position) pairs of the content being put together, grown as needed. */
+  /** Each lexeme, its UTF-8 bytes, and whether it holds a character from U+D800 on, by id. */
+  private readonly strings: string[] = [];
+  private readonly bytes: Buffer[] = [];
+  private readonly wide: boolean[] = [];
+  /** Each lexeme's rank in PostgreSQL's order of lexemes (their bytes compared), by id; `ranked` of them are ranked. */
+  private ranks = new Int32Array(1 << 12);
+  private ranked = 0;
+  /** The lexeme ids in that order. */
+  private order: number[] = [];
+  /** Packed (lexeme rank, position) pairs of the content being put together, grown as needed. */
   private scratch = new Float64Array(4096);
 
   /**
-   * The content vector literal of each content (null: PostgreSQL computes it), asking PostgreSQL for the vectors of
-   * the chunks it has not seen.
+   * Each content's vector, in order, as one binary `tsvector[]` for a bound parameter (a null element: PostgreSQL
+   * computes that one), asking PostgreSQL for the vectors of the chunks it has not seen.
    */
-  async of(em: EntityManager, contents: readonly string[]): Promise<(string | null)[]> {
+  async of(em: EntityManager, contents: readonly string[]): Promise<Buffer> {
     if (this.chunks.size + this.firstChunks.size > CACHE_CHUNKS) this.clear();
     // Each content's chunks' offsets, looked up once; a chunk not seen yet is asked for, then its slot filled.
     const resolved: ({ offsets: number[]; parts: string[]; unknown: number[] } | null)[] = [];
@@ -170,14 +180,20 @@ export class ContentVectors {
     }
     await this.ask(em, [...missingFirst], '', this.firstChunks);
     await this.ask(em, [...missing], ' ', this.chunks);
-    return resolved.map((r) => {
-      if (!r) return null;
+    this.rank();
+    const out = new ArrayWriter(contents.length);
+    for (const r of resolved) {
+      if (!r) {
+        out.none();
+        continue;
+      }
       for (let k = 0; k < r.unknown.length; k += 2) {
         const i = r.unknown[k + 1]!;
         r.offsets[r.unknown[k]!] = mapOf(i).get(r.parts[i]!)!;
       }
-      return this.assemble(r.offsets);
-    });
+      this.assemble(r.offsets, out);
+    }
+    return out.done();
   }
 
   private clear(): void {
@@ -185,17 +201,56 @@ export class ContentVectors {
     this.firstChunks.clear();
     this.used = 0;
     this.lexemes.clear();
-    this.literals.length = 0;
+    this.strings.length = 0;
+    this.bytes.length = 0;
+    this.wide.length = 0;
+    this.ranked = 0;
+    this.order = [];
   }
 
   private lexemeId = (lexeme: string): number => {
     let id = this.lexemes.get(lexeme);
     if (id === undefined) {
-      id = this.literals.length;
+      id = this.bytes.length;
       this.lexemes.set(lexeme, id);
-      this.literals.push(quoted(lexeme));
+      this.strings.push(lexeme);
+      this.bytes.push(Buffer.from(lexeme, 'utf8'));
+      this.wide.push(WIDE.test(lexeme));
     }
     return id;
+  };
+
+  /**
+   * Ranks the lexemes seen since the last call among the others, in the order PostgreSQL keeps a vector's lexemes
+   * (their bytes compared, a prefix first): its binary input takes a vector so ordered as it is, and sorts one that
+   * is not.
+   */
+  private rank(): void {
+    const total = this.bytes.length;
+    if (this.ranked === total) return;
+    const added = Array.from({ length: total - this.ranked }, (_, i) => this.ranked + i).sort(this.compare);
+    const merged: number[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < this.order.length || j < added.length) {
+      if (j === added.length || (i < this.order.length && this.compare(this.order[i]!, added[j]!) < 0)) merged.push(this.order[i++]!);
+      else merged.push(added[j++]!);
+    }
+    this.order = merged;
+    if (this.ranks.length < total) this.ranks = new Int32Array(Math.max(total, this.ranks.length * 2));
+    for (let r = 0; r < merged.length; r++) this.ranks[merged[r]!] = r;
+    this.ranked = total;
+  }
+
+  /**
+   * Two lexemes in PostgreSQL's order, their UTF-8 bytes compared, which is the order of their code points: for
+   * characters below U+D800, JavaScript's order of strings (by UTF-16 units) is the same, and cheaper.
+   */
+  private compare = (a: number, b: number): number => {
+    if (this.wide[a] || this.wide[b]) return Buffer.compare(this.bytes[a]!, this.bytes[b]!);
+    const x = this.strings[a]!;
+    const y = this.strings[b]!;
+    return x < y ? -1 : x > y ? 1 : 0;
   };
 
   private async ask(em: EntityManager, chunks: string[], before: string, into: Map<string, number>): Promise<void> {
@@ -227,13 +282,14 @@ export class ContentVectors {
     }
   }
 
-  /** The literal of the chunks at these offsets, in order, or null where PostgreSQL would truncate. */
-  private assemble(offsets: readonly number[]): string | null {
+  /** Writes the vector of the chunks at these offsets, in order, or none where PostgreSQL would truncate. */
+  private assemble(offsets: readonly number[], out: ArrayWriter): void {
     const pool = this.pool;
+    const ranks = this.ranks;
     let size = 0;
     for (const o of offsets) size += pool[o + 1]! + pool[o + 2]!;
     if (this.scratch.length < size / 2) this.scratch = new Float64Array(size);
-    // Each (lexeme, position) packed into one number and sorted: lexemes grouped, positions ascending.
+    // Each (lexeme, position) packed into one number and sorted: lexemes grouped in PostgreSQL's order, positions ascending.
     const packed = this.scratch;
     let n = 0;
     let offset = 0;
@@ -243,7 +299,7 @@ export class ContentVectors {
       for (let i = o + 3; i < end; i += 2) {
         const p = offset + pool[i + 1]!;
         if (p > maxPosition) maxPosition = p;
-        packed[n++] = pool[i]! * SHIFT + p;
+        packed[n++] = ranks[pool[i]!]! * SHIFT + p;
       }
       offset += pool[o]!;
     }
@@ -252,24 +308,117 @@ export class ContentVectors {
     for (const o of offsets) {
       const start = o + 3 + pool[o + 1]!;
       const end = start + pool[o + 2]!;
-      for (let i = start; i < end; i += 2) packed[n++] = pool[i]! * SHIFT + offset + pool[i + 1]!;
+      for (let i = start; i < end; i += 2) packed[n++] = ranks[pool[i]!]! * SHIFT + offset + pool[i + 1]!;
       offset += pool[o]!;
     }
-    if (offset > MAX_POSITION) return null;
+    if (offset > MAX_POSITION) return out.none();
     const sorted = packed.subarray(0, n).sort();
-    const parts: string[] = [];
+    // PostgreSQL's binary form (tsvectorsend): the lexemes' count, then each lexeme's bytes ended by a zero, its
+    // positions' count and the positions (16 bits each, weight D: the high bits clear).
+    out.begin();
+    out.int32(0);
+    let lexemes = 0;
     let i = 0;
     while (i < n) {
-      const id = Math.floor(sorted[i]! / SHIFT);
-      const base = id * SHIFT;
-      let entry = `${this.literals[id]}:${sorted[i]! - base}`;
-      let count = 1;
-      for (i++; i < n && sorted[i]! < base + SHIFT; i++) {
-        if (++count > MAX_POSITIONS) return null;
-        entry += `,${sorted[i]! - base}`;
-      }
-      parts.push(entry);
+      const rank = Math.floor(sorted[i]! / SHIFT);
+      const base = rank * SHIFT;
+      let count = 0;
+      while (i + count < n && sorted[i + count]! < base + SHIFT) count++;
+      if (count > MAX_POSITIONS) return out.cancel();
+      out.bytes(this.bytes[this.order[rank]!]!);
+      out.uint8(0);
+      out.uint16(count);
+      for (let k = 0; k < count; k++) out.uint16(sorted[i + k]! - base);
+      i += count;
+      lexemes++;
     }
-    return parts.join(' ');
+    out.end(lexemes);
+  }
+}
+
+/**
+ * A one-dimensional `tsvector[]` in PostgreSQL's binary form (array_send): dimensions, a null flag, the element
+ * type, the length and lower bound, then each element's length (-1: null) and bytes.
+ */
+class ArrayWriter {
+  private buf = Buffer.allocUnsafe(1 << 16);
+  private at = 20;
+  private hasNull = false;
+  /** Where the element being written begins (its length), while one is. */
+  private start = -1;
+
+  constructor(private readonly length: number) {}
+
+  none(): void {
+    this.room(4);
+    this.buf.writeInt32BE(-1, this.at);
+    this.at += 4;
+    this.hasNull = true;
+  }
+
+  begin(): void {
+    this.start = this.at;
+    this.at += 4;
+  }
+
+  /** Ends the element, writing its length and its lexemes' count (its first four bytes). */
+  end(lexemes: number): void {
+    this.buf.writeInt32BE(this.at - this.start - 4, this.start);
+    this.buf.writeInt32BE(lexemes, this.start + 4);
+    this.start = -1;
+  }
+
+  /** Drops the element begun, and writes a null instead. */
+  cancel(): void {
+    this.at = this.start;
+    this.start = -1;
+    this.none();
+  }
+
+  int32(v: number): void {
+    this.room(4);
+    this.buf.writeInt32BE(v, this.at);
+    this.at += 4;
+  }
+
+  uint16(v: number): void {
+    this.room(2);
+    this.buf.writeUInt16BE(v, this.at);
+    this.at += 2;
+  }
+
+  uint8(v: number): void {
+    this.room(1);
+    this.buf[this.at++] = v;
+  }
+
+  bytes(b: Buffer): void {
+    this.room(b.length);
+    b.copy(this.buf, this.at);
+    this.at += b.length;
+  }
+
+  done(): Buffer {
+    const head = this.buf;
+    if (this.length === 0) {
+      // No dimensions: the empty array.
+      head.writeInt32BE(0, 8);
+      head.writeInt32BE(0, 12);
+      head.writeInt32BE(TSVECTOR_OID, 16);
+      return head.subarray(8, 20);
+    }
+    head.writeInt32BE(1, 0);
+    head.writeInt32BE(this.hasNull ? 1 : 0, 4);
+    head.writeInt32BE(TSVECTOR_OID, 8);
+    head.writeInt32BE(this.length, 12);
+    head.writeInt32BE(1, 16);
+    return head.subarray(0, this.at);
+  }
+
+  private room(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
+    this.buf.copy(grown, 0, 0, this.at);
+    this.buf = grown;
   }
 }

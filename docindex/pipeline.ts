@@ -312,8 +312,12 @@ type StagedRow = {
   mtime_ns: string | null;
   /** The file's content is the stored one: the swap only updates its document's stat. */
   stat_only: boolean;
-  /** Each snippet's content part of its keyword vector (docindex/content-vectors.ts), filled when the batch is written. */
-  content_vectors?: (string | null)[];
+  /**
+   * Where its snippets' content parts of their keyword vectors (docindex/content-vectors.ts) are in the batch's
+   * `tsvector[]`: elements `vectors_from` to `vectors_to` (1-based), filled when the batch is written.
+   */
+  vectors_from?: number;
+  vectors_to?: number;
 };
 
 /** What identifies a staged file's content and stat: a file staged with the same one need not be parsed again. */
@@ -417,34 +421,37 @@ export class Staging {
 
   private async writeBatch(batch: StagedRow[], then: string | undefined, params: unknown[]): Promise<void> {
     const withSnippets = batch.filter((r) => r.snippets.length);
-    if (withSnippets.length) {
-      const literals = await this.clock.time('content', () =>
-        this.contentVectors.of(this.deps.orm.em.fork(), withSnippets.flatMap((r) => r.snippets.map((sn) => sn.content))),
-      );
-      let k = 0;
-      for (const r of withSnippets) r.content_vectors = r.snippets.map(() => literals[k++]!);
+    const vectors = await this.clock.time('content', () =>
+      this.contentVectors.of(this.deps.orm.em.fork(), withSnippets.flatMap((r) => r.snippets.map((sn) => sn.content))),
+    );
+    let k = 0;
+    for (const r of withSnippets) {
+      r.vectors_from = k + 1;
+      r.vectors_to = k += r.snippets.length;
     }
     const rows = JSON.stringify(batch);
-    await this.clock.time('stage', () => this.write(rows, then, params));
+    await this.clock.time('stage', () => this.write(rows, vectors, then, params));
     const paths = withSnippets.map((r) => r.file_path);
     const filled = this.vectors.add(paths);
     if (paths.length) this.swap?.write(paths, filled);
   }
 
-  private async write(rows: string, then: string | undefined, params: unknown[]): Promise<void> {
+  private async write(rows: string, vectors: Buffer, then: string | undefined, params: unknown[]): Promise<void> {
     await asOwner(this.deps, this.input, () => ({}), {
       within: async (tx) => {
         if (rows !== '[]') {
           // The rows (megabytes of JSON) go as a bound parameter: `execute` writes values into the SQL text, escaping
-          // them character by character, which made most of the crawl's garbage.
+          // them character by character, which made most of the crawl's garbage. Their content vectors go beside them
+          // in binary (a Buffer is sent so), each row taking its slice.
           await (tx.getTransactionContext<Knex.Transaction>() ?? tx.getKnex()).raw(
             `insert into staged_document (job_id, file_path, checksum, snippets, size, mtime_ns, stat_only, content_vectors)
-             select t.* from json_to_recordset(?::json)
-               as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean, content_vectors text[])
+             select t.job_id, t.file_path, t.checksum, t.snippets, t.size, t.mtime_ns, t.stat_only, (?::tsvector[])[t.vectors_from:t.vectors_to]
+             from json_to_recordset(?::json)
+               as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean, vectors_from int, vectors_to int)
              on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null,
                content_vectors = excluded.content_vectors,
                size = excluded.size, mtime_ns = excluded.mtime_ns, stat_only = excluded.stat_only`,
-            [rows],
+            [vectors, rows],
           );
         }
         if (then) await tx.execute(then, params);

@@ -22,7 +22,7 @@ const distinctParts = (field: 'title' | 'breadcrumb', part: string) =>
  * snippets gets an empty array. A snippet's code words come from the parse thread (docindex/parse/code-words.ts),
  * so PostgreSQL runs no regular expression over its content; one staged without them (by a test, or before they
  * were staged) gets SQL's, which are the same.
- * Its content's part comes put together by the staging (docindex/content-vectors.ts, a literal per snippet in
+ * Its content's part comes put together by the staging (docindex/content-vectors.ts, a vector per snippet in
  * `content_vectors`); one staged without it (null) has PostgreSQL parse the content, which gives the same.
  *
  * Snippets share titles and breadcrumbs (a file's sections, a library's "Usage" or "Parameters"), so their parts of
@@ -37,7 +37,7 @@ async function fillVectors(em: EntityManager, jobId: string, runId: string, path
           b as materialized (${distinctParts('breadcrumb', 'snippet_breadcrumb_vector')})
      update staged_document d set vectors = coalesce((
        select array_agg(snippet_search_vector_of(coalesce(t.v, snippet_title_vector(s.title)), coalesce(b.v, snippet_breadcrumb_vector(s.breadcrumb)),
-                                                 s.content_vector::tsvector, s.content, coalesce(s.code_words, gristmill_identifier_words(s.content))) order by s.n)
+                                                 s.content_vector, s.content, coalesce(s.code_words, gristmill_identifier_words(s.content))) order by s.n)
        from (select coalesce(r.title, '') as title, coalesce(r.breadcrumb, '') as breadcrumb, r.content, r.code_words, r.content_vector, r.n
              from rows from (jsonb_to_recordset(d.snippets) as (title text, breadcrumb text, content text, "codeWords" text), unnest(d.content_vectors))
                with ordinality as r(title, breadcrumb, content, code_words, content_vector, n)) s

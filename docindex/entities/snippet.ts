@@ -147,8 +147,8 @@ export const StagedDocument = defineEntity({
     statOnly: p.boolean().default(false),
     /** Each staged snippet's `search_vector`, in order, computed while the crawl goes on; null until then. */
     vectors: p.string().columnType('tsvector[]').nullable().lazy(true, false),
-    /** Each staged snippet's content part of `search_vector` as a tsvector literal (docindex/content-vectors.ts), in order; null where PostgreSQL computes it. */
-    contentVectors: p.array().columnType('text[]').nullable().lazy(true, false),
+    /** Each staged snippet's content part of `search_vector` (docindex/content-vectors.ts), in order; null where PostgreSQL computes it. */
+    contentVectors: p.string().columnType('tsvector[]').nullable().lazy(true, false),
   }),
   primaryKeys: ['jobId', 'filePath'],
 });

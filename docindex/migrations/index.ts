@@ -17,6 +17,7 @@ import { Migration20261210000000_search_vector_parts } from './Migration20261210
 import { Migration20261211000000_search_stamp } from './Migration20261211000000_search_stamp.js';
 import { Migration20261212000000_staged_storage } from './Migration20261212000000_staged_storage.js';
 import { Migration20261213000000_content_vectors } from './Migration20261213000000_content_vectors.js';
+import { Migration20261214000000_binary_content_vectors } from './Migration20261214000000_binary_content_vectors.js';
 
 /** This service's committed migrations; the platform runs every service's in the order of their names (db/migrations/index.ts). */
 export const migrations: MigrationObject[] = [
@@ -38,4 +39,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261211000000_search_stamp', class: Migration20261211000000_search_stamp },
   { name: 'Migration20261212000000_staged_storage', class: Migration20261212000000_staged_storage },
   { name: 'Migration20261213000000_content_vectors', class: Migration20261213000000_content_vectors },
+  { name: 'Migration20261214000000_binary_content_vectors', class: Migration20261214000000_binary_content_vectors },
 ];

@@ -15,15 +15,34 @@ const db = migratedDatabase();
 /** PostgreSQL's content part of `snippet_search_vector_of`, of the column `t`. */
 const REFERENCE = `setweight(to_tsvector('simple', gristmill_unnumbered(t)) || to_tsvector('english', gristmill_unnumbered(t)), 'C')`;
 
-/** Each content's literal, and those that differ from PostgreSQL's vector, both as text. */
+/**
+ * Each content's vector as PostgreSQL reads it from the binary array (as text, null where PostgreSQL computes it),
+ * and those that differ from PostgreSQL's vector, both as text.
+ */
 async function compare(contents: string[]): Promise<{ literals: (string | null)[]; differ: { t: string; ours: string; theirs: string }[] }> {
-  const literals = await new ContentVectors().of(db.orm().em.fork(), contents);
-  const differ = await db.sql<{ t: string; ours: string; theirs: string }>(
-    `select t, setweight(l::tsvector, 'C')::text as ours, ${REFERENCE}::text as theirs
-     from unnest(${TEXT_ARRAY}, ${TEXT_ARRAY}) as u(t, l) where l is not null and setweight(l::tsvector, 'C')::text is distinct from ${REFERENCE}::text`,
-    [textArray(contents), JSON.stringify(literals)],
-  );
-  return { literals, differ };
+  const vectors = await new ContentVectors().of(db.orm().em.fork(), contents);
+  const { rows } = (await db.orm().em.getKnex().raw(
+    `select u.t, x.v::text as plain, setweight(x.v, 'C')::text as ours, ${REFERENCE}::text as theirs
+     from unnest(${TEXT_ARRAY}) with ordinality as u(t, n) join unnest(?::tsvector[]) with ordinality as x(v, n) using (n) order by n`,
+    [textArray(contents), vectors],
+  )) as { rows: { t: string; plain: string | null; ours: string | null; theirs: string }[] };
+  expect(rows.length).toBe(contents.length);
+  const differ = rows.filter((r) => r.ours !== null && r.ours !== r.theirs).map(({ t, ours, theirs }) => ({ t, ours: ours!, theirs }));
+  return { literals: rows.map((r) => r.plain), differ };
+}
+
+/** Which elements of a binary `tsvector[]` (array_send's form) are null. */
+function nulls(array: Buffer): boolean[] {
+  if (array.readInt32BE(0) === 0) return [];
+  const out: boolean[] = [];
+  let at = 20;
+  for (let i = 0; i < array.readInt32BE(12); i++) {
+    const length = array.readInt32BE(at);
+    out.push(length < 0);
+    at += 4 + Math.max(0, length);
+  }
+  expect(at).toBe(array.length);
+  return out;
 }
 
 const SAME = [
@@ -96,15 +115,22 @@ describe('ContentVectors', () => {
     expect(literals).toEqual(left.map(() => null));
   });
 
+  it('gives an empty array for no contents', async () => {
+    const vectors = await new ContentVectors().of(db.orm().em.fork(), []);
+    const { rows } = (await db.orm().em.getKnex().raw(`select cardinality(?::tsvector[]) as n`, [vectors])) as { rows: { n: number }[] };
+    expect(rows).toEqual([{ n: 0 }]);
+  });
+
   it('asks PostgreSQL for each distinct chunk once', async () => {
     const em = db.orm().em.fork();
     let asked = 0;
     const counting = { execute: (q: string, p: unknown[]) => ((asked += 1), em.execute(q, p)) } as unknown as EntityManager;
     const vectors = new ContentVectors();
     const first = await vectors.of(counting, ['alpha beta', 'beta gamma alpha']);
+    expect(nulls(first)).toEqual([false, false]);
     // Chunks that begin a content and chunks after a blank are parsed apart: one statement each.
     expect(asked).toBe(2);
-    expect(await vectors.of(counting, ['beta gamma alpha', 'alpha beta'])).toEqual([...first].reverse());
+    expect(await vectors.of(counting, ['alpha beta', 'beta gamma alpha'])).toEqual(first);
     expect(asked).toBe(2);
   });
 
@@ -115,8 +141,8 @@ describe('ContentVectors', () => {
       execute: (q: string, p: unknown[]) => (asked.push((JSON.parse(p[2] as string) as string[]).length), em.execute(q, p)),
     } as unknown as EntityManager;
     const words = (from: number, n: number) => Array.from({ length: n }, (_, i) => `w${from + i}`).join(' ');
-    const literals = await new ContentVectors().of(counting, ['alpha beta', words(0, 30_000), words(30_000, 30_000), 'beta alpha']);
-    expect(literals.map((l) => l === null)).toEqual([false, true, true, false]);
+    const vectors = await new ContentVectors().of(counting, ['alpha beta', words(0, 30_000), words(30_000, 30_000), 'beta alpha']);
+    expect(nulls(vectors)).toEqual([false, true, true, false]);
     // 30,000 is under the limit but over a vector's 16,383 positions: asked for, then left to PostgreSQL too.
     expect(asked.reduce((a, b) => a + b, 0)).toBe(30_004);
   });
