@@ -314,10 +314,10 @@ type StagedRow = {
   stat_only: boolean;
   /**
    * Where its snippets' content parts of their keyword vectors (docindex/content-vectors.ts) are in the batch's
-   * `tsvector[]`: elements `vectors_from` to `vectors_to` (1-based), filled when the batch is written.
+   * `tsvector[]`: elements `content_from` to `content_to` (1-based), filled when the batch is written.
    */
-  vectors_from?: number;
-  vectors_to?: number;
+  content_from?: number;
+  content_to?: number;
 };
 
 /** What identifies a staged file's content and stat: a file staged with the same one need not be parsed again. */
@@ -426,8 +426,8 @@ export class Staging {
     );
     let k = 0;
     for (const r of withSnippets) {
-      r.vectors_from = k + 1;
-      r.vectors_to = k += r.snippets.length;
+      r.content_from = k + 1;
+      r.content_to = k += r.snippets.length;
     }
     const rows = JSON.stringify(batch);
     await this.clock.time('stage', () => this.write(rows, vectors, then, params));
@@ -445,9 +445,9 @@ export class Staging {
           // in binary (a Buffer is sent so), each row taking its slice.
           await (tx.getTransactionContext<Knex.Transaction>() ?? tx.getKnex()).raw(
             `insert into staged_document (job_id, file_path, checksum, snippets, size, mtime_ns, stat_only, content_vectors)
-             select t.job_id, t.file_path, t.checksum, t.snippets, t.size, t.mtime_ns, t.stat_only, (?::tsvector[])[t.vectors_from:t.vectors_to]
+             select t.job_id, t.file_path, t.checksum, t.snippets, t.size, t.mtime_ns, t.stat_only, (?::tsvector[])[t.content_from:t.content_to]
              from json_to_recordset(?::json)
-               as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean, vectors_from int, vectors_to int)
+               as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean, content_from int, content_to int)
              on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null,
                content_vectors = excluded.content_vectors,
                size = excluded.size, mtime_ns = excluded.mtime_ns, stat_only = excluded.stat_only`,
