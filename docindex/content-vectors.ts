@@ -19,7 +19,7 @@ import { TEXT_ARRAY, textArray } from '../db/sql.js';
  * number of positions in its `simple` vector. `||` shifts the `english` vector by the largest `simple` position.
  * What a chunk cannot tell is left to PostgreSQL (null): a tag or comment that spans a blank (`<a href="x">`,
  * `<!-- ... -->`), text after `<script` or `<style` (which the parser skips), and the limits of a tsvector (a lexeme's
- * 256 positions, positions above 16,383) where PostgreSQL truncates.
+ * 255 positions in a parse, positions above 16,383) where PostgreSQL truncates.
  */
 
 /**
@@ -316,7 +316,6 @@ export class ContentVectors {
     // PostgreSQL's binary form (tsvectorsend): the lexemes' count, then each lexeme's bytes ended by a zero, its
     // positions' count and the positions (16 bits each, weight D: the high bits clear).
     out.begin();
-    out.int32(0);
     let lexemes = 0;
     let i = 0;
     while (i < n) {
@@ -356,9 +355,11 @@ class ArrayWriter {
     this.hasNull = true;
   }
 
+  /** Begins an element: room for its length and its lexemes' count, which `end` writes. */
   begin(): void {
+    this.room(8);
     this.start = this.at;
-    this.at += 4;
+    this.at += 8;
   }
 
   /** Ends the element, writing its length and its lexemes' count (its first four bytes). */
@@ -373,12 +374,6 @@ class ArrayWriter {
     this.at = this.start;
     this.start = -1;
     this.none();
-  }
-
-  int32(v: number): void {
-    this.room(4);
-    this.buf.writeInt32BE(v, this.at);
-    this.at += 4;
   }
 
   uint16(v: number): void {
