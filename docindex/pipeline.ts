@@ -421,9 +421,12 @@ export class Staging {
 
   private async writeBatch(batch: StagedRow[], then: string | undefined, params: unknown[]): Promise<void> {
     const withSnippets = batch.filter((r) => r.snippets.length);
-    const vectors = await this.clock.time('content', () =>
-      this.contentVectors.of(this.deps.orm.em.fork(), withSnippets.flatMap((r) => r.snippets.map((sn) => sn.content))),
-    );
+    // A batch of stats and deletions only (a re-index of touched files) has no vectors to put together.
+    const vectors = withSnippets.length
+      ? await this.clock.time('content', () =>
+          this.contentVectors.of(this.deps.orm.em.fork(), withSnippets.flatMap((r) => r.snippets.map((sn) => sn.content))),
+        )
+      : null;
     let k = 0;
     for (const r of withSnippets) {
       r.content_from = k + 1;
@@ -436,7 +439,7 @@ export class Staging {
     if (paths.length) this.swap?.write(paths, filled);
   }
 
-  private async write(rows: string, vectors: Buffer, then: string | undefined, params: unknown[]): Promise<void> {
+  private async write(rows: string, vectors: Buffer | null, then: string | undefined, params: unknown[]): Promise<void> {
     await asOwner(this.deps, this.input, () => ({}), {
       within: async (tx) => {
         if (rows !== '[]') {
