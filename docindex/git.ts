@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { formatIp, parseIp } from '../core/ip.js';
 import { redact } from '../core/redact.js';
@@ -166,7 +167,24 @@ export async function checkoutLocalTag(repo: string, tag: string, target: string
   await run(null, () => git(target, baseEnv(), signal, onProgress).raw(['checkout', '--quiet', '--detach', `refs/tags/${tag}`]));
 }
 
+/**
+ * Whether git could find a repository at `dir`: a `.git` (folder or file) there or in a folder above, or a `HEAD`
+ * there or above (a bare repository). Our git runs with none of the GIT_DIR family set (`baseEnv`), so this is where
+ * git itself looks. Asking first spares a folder outside any repository a git process: starting one from a large
+ * process copies its page tables, 20 to 50 ms with the event loop stopped (bench/README.md, Index). Where this says
+ * yes, git decides (a mount point or `safe.directory` may still stop it).
+ */
+export async function mayBeInRepository(dir: string): Promise<boolean> {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    for (const name of ['.git', 'HEAD']) {
+      if (await fs.lstat(path.join(d, name)).then(() => true, () => false)) return true;
+    }
+    if (path.dirname(d) === d) return false;
+  }
+}
+
 export async function headCommit(dir: string): Promise<string | null> {
+  if (!(await mayBeInRepository(dir))) return null;
   try {
     return (await git(dir).revparse(['HEAD'])).trim() || null;
   } catch {
@@ -175,6 +193,7 @@ export async function headCommit(dir: string): Promise<string | null> {
 }
 
 export async function isRepository(dir: string): Promise<boolean> {
+  if (!(await mayBeInRepository(dir))) return false;
   try {
     return (await git(dir).revparse(['--show-toplevel'])).trim().length > 0;
   } catch {
@@ -184,6 +203,7 @@ export async function isRepository(dir: string): Promise<boolean> {
 
 /** Tags of a local repository with their commits; empty when it is not a repository or git fails. */
 export async function localTags(dir: string): Promise<{ tag: string; commit: string }[]> {
+  if (!(await mayBeInRepository(dir))) return [];
   try {
     const out = await git(dir).raw(['for-each-ref', '--format=%(refname:strip=2) %(objectname) %(*objectname)', 'refs/tags']);
     return out
@@ -199,6 +219,7 @@ export async function localTags(dir: string): Promise<{ tag: string; commit: str
 }
 
 export async function originUrl(dir: string): Promise<string | undefined> {
+  if (!(await mayBeInRepository(dir))) return undefined;
   try {
     const url = (await git(dir).raw(['config', '--get', 'remote.origin.url'])).trim();
     return url || undefined;
