@@ -30,10 +30,13 @@ export async function runJob<T>(
     await jobs.startJob({ jobId, runId: workflowInfo().runId });
     return pipeline();
   };
+  const finish = () => jobs.finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });
+  // Last, as the slot goes back: a job that looks done has nothing left to do but close its workflow.
+  const last = () => (opts.recorded?.() ? undefined : finish);
   try {
-    const result = opts.slot ? await withSlot(opts.slot, run) : await run();
-    // Last, after the slot is back: a job that looks done has nothing left to do but close its workflow.
-    if (!opts.recorded?.()) await jobs.finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });
+    if (opts.slot) return await withSlot(opts.slot, run, last);
+    const result = await run();
+    await last()?.();
     return result;
   } catch (err) {
     if (isJobStopped(err)) throw err;

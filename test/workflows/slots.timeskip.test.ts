@@ -72,4 +72,32 @@ describe('concurrency pool (time-skipping)', () => {
       await env.client.workflow.getHandle(slotsWorkflowId(config, 'recipes')).terminate('test over');
     });
   });
+
+  it("takes a holder's last step in the workflow task that gives its slot back, not in the one after", async () => {
+    const config = loadConfig({ TASK_QUEUE_PREFIX: `ts${randomBytes(3).toString('hex')}-`, QUEUE_CONCURRENCY: '1', SLOT_CHECK_INTERVAL_MS: String(CHECK_MS) });
+    const queue = taskQueue(config, 'recipes');
+    const activities = { ...createSlotActivities({ config, temporal: env.client } as ActivityDeps, [recipesPool]), slotHolders: async (): Promise<SlotRequest[]> => [] };
+    await withWorker(env, { taskQueue: queue, bundle, activities }, async () => {
+      const holder = await env.client.workflow.start<typeof slotHolderWorkflow>('slotHolderWorkflow', { taskQueue: queue, workflowId: 'last', args: ['recipes', true] });
+      await until(() => slotsState(env.client, config, 'recipes'), (s) => (s?.holders ?? []).some((r) => r.workflowId === 'last'), { what: 'the holder holding its slot' });
+      await holder.signal(releaseHolderSignal);
+      await holder.result();
+      const events = (await holder.fetchHistory()).events!;
+      const at = (found: (e: (typeof events)[number]) => unknown) => events.findIndex(found);
+      const releaseSent = at((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes);
+      const lastScheduled = at((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'liveSlotRequests');
+      const releaseTaken = at((e) => e.externalWorkflowExecutionSignaledEventAttributes);
+      expect(releaseSent).toBeGreaterThan(0);
+      // Both commands of one workflow task (no task began between them): the step did not wait for the pool to
+      // have the release.
+      expect(lastScheduled).toBeGreaterThan(releaseSent);
+      expect(events.slice(releaseSent, lastScheduled).filter((e) => e.workflowTaskStartedEventAttributes)).toEqual([]);
+      expect(releaseTaken).toBeGreaterThan(lastScheduled);
+      await poolEmpty(config);
+      await env.client.workflow.getHandle(slotsWorkflowId(config, 'recipes')).terminate('test over');
+    });
+  });
 });
+
+const poolEmpty = (config: ReturnType<typeof loadConfig>) =>
+  until(() => slotsState(env.client, config, 'recipes'), (s) => s?.holders.length === 0, { what: 'the slot given back' });
