@@ -138,9 +138,10 @@ function grant(r: SlotRequest): Promise<void> {
  *
  * `last` names the step to take once `fn` has succeeded (the job's finish), if any: it is scheduled in the same
  * workflow task as the release, not in the one after it, a round trip through Temporal less for every job (about a
- * twentieth of a no-change re-index; bench/README.md, Index). The step may end before the pool has taken the release;
- * a job that records its own ending inside its slot (the recipe queue's) always did. Histories from before the patch
- * take the step after the release, as they did.
+ * twentieth of a no-change re-index; bench/README.md, Index). Like the release, a cancellation no longer stops it:
+ * the work is done. The step may end before the pool has taken the release; a job that records its own ending inside
+ * its slot (the recipe queue's) always did. Histories from before the patch take the step after the release, as they
+ * did.
  */
 export async function withSlot<T>(pool: string, fn: () => Promise<T>, last?: () => (() => Promise<unknown>) | undefined): Promise<T> {
   const { workflowId, runId } = workflowInfo();
