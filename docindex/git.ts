@@ -175,7 +175,9 @@ export async function checkoutLocalTag(repo: string, tag: string, target: string
  * yes, git decides (a mount point or `safe.directory` may still stop it).
  */
 export async function mayBeInRepository(dir: string): Promise<boolean> {
-  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+  // From the real path, as git starts from its working directory: a link into a repository is inside it.
+  const real = await fs.realpath(dir).catch(() => path.resolve(dir));
+  for (let d = real; ; d = path.dirname(d)) {
     for (const name of ['.git', 'HEAD']) {
       if (await fs.lstat(path.join(d, name)).then(() => true, () => false)) return true;
     }

@@ -32,6 +32,16 @@ describe("a local folder's repository", () => {
     expect(await originUrl(inside)).toBe('https://git.example.test/o/r.git');
   });
 
+  it('is found through a symbolic link to a folder inside a repository', async () => {
+    const repo = new TestRepo(path.join(root, 'linked-to')).write({ 'docs/a.md': '# A' });
+    const commit = repo.commit('first');
+    const link = path.join(root, 'plain-links', 'docs');
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    fs.symlinkSync(path.join(repo.dir, 'docs'), link);
+    expect(await mayBeInRepository(link)).toBe(true);
+    expect(await headCommit(link)).toBe(commit);
+  });
+
   it('is found from a linked work tree, whose .git is a file', async () => {
     const repo = new TestRepo(path.join(root, 'main-tree')).write({ 'a.md': '# A' });
     const first = repo.commit('first');
