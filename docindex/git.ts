@@ -185,47 +185,40 @@ export async function mayBeInRepository(dir: string): Promise<boolean> {
   }
 }
 
-export async function headCommit(dir: string): Promise<string | null> {
-  if (!(await mayBeInRepository(dir))) return null;
+/**
+ * What git answers about the local folder `dir`, or `none` when the folder is in no repository (git is then not
+ * started: `mayBeInRepository`) or git fails.
+ */
+async function askLocal<T>(dir: string, none: T, ask: (g: SimpleGit) => Promise<T>): Promise<T> {
+  if (!(await mayBeInRepository(dir))) return none;
   try {
-    return (await git(dir).revparse(['HEAD'])).trim() || null;
+    return await ask(git(dir));
   } catch {
-    return null;
+    return none;
   }
 }
 
-export async function isRepository(dir: string): Promise<boolean> {
-  if (!(await mayBeInRepository(dir))) return false;
-  try {
-    return (await git(dir).revparse(['--show-toplevel'])).trim().length > 0;
-  } catch {
-    return false;
-  }
+export function headCommit(dir: string): Promise<string | null> {
+  return askLocal(dir, null, async (g) => (await g.revparse(['HEAD'])).trim() || null);
+}
+
+export function isRepository(dir: string): Promise<boolean> {
+  return askLocal(dir, false, async (g) => (await g.revparse(['--show-toplevel'])).trim().length > 0);
 }
 
 /** Tags of a local repository with their commits; empty when it is not a repository or git fails. */
-export async function localTags(dir: string): Promise<{ tag: string; commit: string }[]> {
-  if (!(await mayBeInRepository(dir))) return [];
-  try {
-    const out = await git(dir).raw(['for-each-ref', '--format=%(refname:strip=2) %(objectname) %(*objectname)', 'refs/tags']);
-    return out
+export function localTags(dir: string): Promise<{ tag: string; commit: string }[]> {
+  return askLocal(dir, [], async (g) =>
+    (await g.raw(['for-each-ref', '--format=%(refname:strip=2) %(objectname) %(*objectname)', 'refs/tags']))
       .split('\n')
       .filter(Boolean)
       .map((line) => {
         const [tag, object, peeled] = line.split(' ');
         return { tag: tag!, commit: peeled || object! };
-      });
-  } catch {
-    return [];
-  }
+      }),
+  );
 }
 
-export async function originUrl(dir: string): Promise<string | undefined> {
-  if (!(await mayBeInRepository(dir))) return undefined;
-  try {
-    const url = (await git(dir).raw(['config', '--get', 'remote.origin.url'])).trim();
-    return url || undefined;
-  } catch {
-    return undefined;
-  }
+export function originUrl(dir: string): Promise<string | undefined> {
+  return askLocal(dir, undefined, async (g) => (await g.raw(['config', '--get', 'remote.origin.url'])).trim() || undefined);
 }

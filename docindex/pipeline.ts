@@ -1165,8 +1165,7 @@ export async function updateStatistics(deps: ActivityDeps, input: IndexStep, cra
      from snippet where repository_id = ? and coalesce(version_id, '') = ?`,
     [lib.id, version?.id ?? ''],
   )) as [{ code: number; info: number }];
-  const n = (t: 'code' | 'info') => counts[t];
-  const total = n('code') + n('info');
+  const total = counts.code + counts.info;
   const now = new Date();
   // The search stamp moves only with what search reads: a run that changed nothing keeps every API's caches.
   const stamp = searchChanged || !(version ?? lib).searchStamp ? { searchStamp: now } : {};
@@ -1175,7 +1174,7 @@ export async function updateStatistics(deps: ActivityDeps, input: IndexStep, cra
   } else {
     const indexedVersions = await em.count(LibraryVersion, { repositoryId: lib.id, state: 'indexed' });
     const trust =
-      4 * Math.min(1, Math.log10(1 + total) / 4) + (n('info') > 0 ? 2 : 0) + (n('code') > 0 ? 2 : 0) + (indexedVersions > 0 ? 1 : 0) + (crawl.rules.length > 0 ? 1 : 0);
+      4 * Math.min(1, Math.log10(1 + total) / 4) + (counts.info > 0 ? 2 : 0) + (counts.code > 0 ? 2 : 0) + (indexedVersions > 0 ? 1 : 0) + (crawl.rules.length > 0 ? 1 : 0);
     await em.nativeUpdate(
       Library,
       { id: lib.id },
