@@ -2,9 +2,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { NotFoundError } from '../core/errors.js';
 import { Job } from '../db/entities/job.js';
 import { jobStopped, mayTakeOver, owns } from '../jobs/ownership.js';
+import type { JobOutcome } from '../jobs/store.js';
 import type { ActivityDeps } from './deps.js';
-
-export type JobOutcome = 'done' | 'failed' | 'cancelled';
 
 /** A job deleted with its library (or item) has nothing left to record: bookkeeping for it is a no-op. */
 async function ifStillThere(write: () => Promise<unknown>): Promise<void> {
@@ -86,17 +85,9 @@ export function createJobActivities({ orm, jobs, temporal }: ActivityDeps) {
       ));
     },
 
-    /** The ending, once: a run that no longer owns the job (or a retried attempt after it was written) changes nothing. */
+    /** The ending, once (JobStore.finish). */
     async finishJob(input: { jobId: string; runId: string; outcome: JobOutcome; error?: string }): Promise<void> {
-      await ifStillThere(() => jobs.update(orm.em, input.jobId, (job) => {
-        if (!owns(job, input.runId)) return null;
-        return {
-          status: jobs.kind(job).statuses[input.outcome],
-          progress: input.outcome === 'done' ? 100 : job.progress,
-          error: input.outcome === 'done' ? null : (input.error ?? null),
-          completedAt: new Date(),
-        };
-      }));
+      await ifStillThere(() => jobs.finish(orm.em, input));
     },
   };
 }

@@ -2,7 +2,10 @@ import {
   crawlAndParse,
   type CrawlResult,
   embedSnippets,
+  endedByThisRun,
+  endJob,
   type IndexStep,
+  NOTHING_WRITTEN,
   replaceSnippets,
   type StepContext,
   updateStatistics,
@@ -23,13 +26,18 @@ export function createIndexingActivities(deps: ActivityDeps) {
     embedSnippets: (input: IndexStep) => alive((p) => embedSnippets(deps, input, stepContext(p))),
     updateStatistics: (input: IndexStep, crawl: CrawlResult) => alive(() => updateStatistics(deps, input, crawl)),
     // A crawl that changed nothing: the three stages above in one activity (docindex/workflow.ts). Each is safe to
-    // repeat, so the whole is; the embedding stage still runs, for a provider activated since the last index.
-    finishUnchanged: (input: IndexStep, crawl: CrawlResult) =>
+    // repeat, so the whole is; the embedding stage still runs, for a provider activated since the last index. With
+    // `endsJob` it records the job done as well, so the workflow's own finish is not needed.
+    finishUnchanged: (input: IndexStep, crawl: CrawlResult, opts: { endsJob?: boolean } = {}) =>
       alive(async (p) => {
+        // Only a repeated attempt can find its job already ended, by an attempt before it.
+        const ended = opts.endsJob && p.attempt > 1 ? await endedByThisRun(deps, input) : undefined;
+        if (ended) return { ...NOTHING_WRITTEN, embedded: 0, provider: null, ...ended };
         const written = await replaceSnippets(deps, input, crawl);
         const embedded = await embedSnippets(deps, input, stepContext(p));
         // Nothing changed but what the embedding stage may have added: the search stamp moves only then.
         const stats = await updateStatistics(deps, input, crawl, embedded.embedded > 0);
+        if (opts.endsJob) await endJob(deps, input);
         return { ...written, ...embedded, ...stats };
       }),
   };

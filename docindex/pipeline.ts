@@ -698,7 +698,7 @@ const addCounts = (a: WriteCounts, b: WriteCounts): WriteCounts => ({
   documentsRemoved: a.documentsRemoved + b.documentsRemoved,
   snippetsWritten: a.snippetsWritten + b.snippetsWritten,
 });
-const NOTHING_WRITTEN: WriteCounts = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 };
+export const NOTHING_WRITTEN: WriteCounts = { documentsWritten: 0, documentsRemoved: 0, snippetsWritten: 0 };
 
 /** SQL of a file's document id in the scope of the first two `?` (repository, version or ''): `documentId` computed by PostgreSQL. */
 const DOCUMENT_ID_SQL = (filePath: string) =>
@@ -1008,6 +1008,28 @@ export class OpenSwap {
       tx.rollback().catch((err: unknown) => this.deps.log.warn('could not roll back an index swap', { jobId: this.input.jobId, error: String(err) })),
     );
   }
+}
+
+/**
+ * Stage end, for the step that ends its job itself (a no-change re-index's last, docindex/workflow.ts): the job is
+ * recorded done, once. A run that no longer owns the job stops here (JOB_STOPPED), as its stages' writes do.
+ */
+export async function endJob(deps: ActivityDeps, input: IndexStep): Promise<void> {
+  const { changed } = await deps.jobs.finish(deps.orm.em, { jobId: input.jobId, runId: input.runId, outcome: 'done' });
+  if (!changed) jobStopped();
+}
+
+/**
+ * What a step that ends its job answers when this run has already recorded the job done: an attempt repeated after
+ * the ending was written (Temporal never heard of the first one's result) has nothing left to do, and its stages'
+ * writes, refused once the job is finished, would stop the run. Undefined while the job is not done by this run.
+ */
+export async function endedByThisRun(deps: ActivityDeps, input: IndexStep): Promise<{ totalSnippets: number } | undefined> {
+  const em = deps.orm.em.fork();
+  const job = await em.findOne(Job, { id: input.jobId });
+  if (!job || job.runId !== input.runId || job.completedAt == null || job.status !== deps.jobs.kind(job).statuses.done) return undefined;
+  const { lib, version } = await loadScope(em, input);
+  return { totalSnippets: (version ?? lib).totalSnippets };
 }
 
 /** Snippets read at once, shortest first, then embedded in batches of a token budget (embeddings/batches.ts). */

@@ -25,6 +25,7 @@ export async function indexLibraryWorkflow(input: IndexInput) {
   });
   // Every step names this run: only the job's owner writes to it (jobs/ownership.ts).
   const step = { ...input, runId: workflowInfo().runId };
+  let recorded = false;
   return runJob(
     input.jobId,
     async () => {
@@ -34,10 +35,14 @@ export async function indexLibraryWorkflow(input: IndexInput) {
       // (test/fixtures/histories/index-success-swap-step.json is one of them).
       const crawl = await crawlAndParse({ ...step, swapInCrawl: patched('index-swap-in-crawl') }); // crawling, parsing, writing
       // A crawl that found no file changed or removed leaves little to do: the three stages run in one activity, as
-      // the workflow's scheduling of each was most of a no-change re-index (bench/README.md, Index). The patch keeps
-      // histories recorded before it on the old path (test/fixtures/histories/index-unchanged.json is one after it).
+      // the workflow's scheduling of each was most of a no-change re-index (bench/README.md, Index), and it records the
+      // job done itself, an activity and a workflow task fewer. The patches keep histories recorded before them on
+      // the old paths (test/fixtures/histories/index-unchanged.json, index-unchanged-ends-job.json).
       if (!crawl.changedFiles && !crawl.deletedFiles && patched('index-unchanged-one-activity')) {
-        return { ...crawl, ...(await finishUnchanged(step, crawl)) };
+        const endsJob = patched('index-unchanged-ends-job');
+        const result = { ...crawl, ...(await finishUnchanged(step, crawl, { endsJob })) };
+        recorded = endsJob;
+        return result;
       }
       const { written: swapped, ...crawled } = crawl;
       const written = swapped ?? (await replaceSnippets(step, crawl)); // writing: one transaction
@@ -45,7 +50,7 @@ export async function indexLibraryWorkflow(input: IndexInput) {
       const stats = await updateStatistics(step, crawl); // statistics
       return { ...crawled, ...written, ...embedded, ...stats };
     },
-    { slot: 'indexing' },
+    { slot: 'indexing', recorded: () => recorded },
   );
 }
 

@@ -36,6 +36,9 @@ export type JobPatch = Partial<
   >
 >;
 
+/** How a run's job ended (JobStore.finish); the job's kind names the status each one is stored as. */
+export type JobOutcome = 'done' | 'failed' | 'cancelled';
+
 export interface ExtraEvent {
   event: string;
   data: Record<string, unknown>;
@@ -162,6 +165,24 @@ export class JobStore {
     opts: { extra?: (job: Job) => ExtraEvent[]; silent?: boolean; within?: (tx: EntityManager, job: Job) => Promise<void> } = {},
   ): Promise<{ job: Job; changed: boolean }> {
     return this.update(em, ref.jobId, (job) => (owns(job, ref.runId) ? (typeof change === 'function' ? change(job) : change) : null), opts);
+  }
+
+  /**
+   * Records how a run's job ended, once: a run that no longer owns the job (or a repeated attempt after the ending
+   * was written) changes nothing, and `changed` says whether this call wrote it. The one place a plain ending (no rows
+   * of the service's own with it) is written: the workflow's finishJob (workflows/job-lifecycle.ts), and a last step
+   * that ends its job itself (a no-change re-index's, docindex/workflow.ts).
+   */
+  finish(em: EntityManager, input: { jobId: string; runId: string; outcome: JobOutcome; error?: string }): Promise<{ job: Job; changed: boolean }> {
+    return this.update(em, input.jobId, (job) => {
+      if (!owns(job, input.runId)) return null;
+      return {
+        status: this.kind(job).statuses[input.outcome],
+        progress: input.outcome === 'done' ? 100 : job.progress,
+        error: input.outcome === 'done' ? null : (input.error ?? null),
+        completedAt: new Date(),
+      };
+    });
   }
 
   /**

@@ -1,9 +1,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActivityDeps } from '../../activities/deps.js';
 import { createLogger } from '../../core/log.js';
+import { createIndexingActivities } from '../../docindex/activities.js';
+import { JOB_STOPPED } from '../../jobs/contract.js';
 import { Library } from '../../docindex/entities/library.js';
 import { crawlAndParse, type IndexStep, replaceSnippets, type StepContext } from '../../docindex/pipeline.js';
 import { scopeStampOf } from '../../docindex/search/search.js';
@@ -196,5 +199,47 @@ describe('the search stamp', () => {
     const changed = await stamps();
     expect(changed.search_stamp!.getTime()).toBeGreaterThan(before.search_stamp!.getTime());
     expect(changed.search_stamp).toEqual(changed.last_indexed_at);
+  });
+});
+
+describe('a no-change re-index', () => {
+  const eventsOf = (jobId: string) =>
+    sql<{ event: string; status: string | null }>(`select event, data->>'status' as status from job_event where stream = ? order by seq`, [`job:${jobId}`]);
+
+  it('records its job done in its last step, without a step of the workflow\'s own after it', async () => {
+    const res = await api(stack, 'POST', `/api/v1/libs/${encodeURIComponent(libraryId)}/index`);
+    expect(res.status, JSON.stringify(res.body)).toBeLessThan(300);
+    const job = await waitForJob(stack, res.body.job.id);
+    expect(job).toMatchObject({ status: 'done', progress: 100, error: null });
+    expect(job.completedAt).toBeTruthy();
+    const [row] = await sql<{ workflow_id: string; run_id: string }>(`select workflow_id, run_id from job where id = ?`, [job.id]);
+    const history = await stack.temporal.workflow.getHandle(row!.workflow_id, row!.run_id).fetchHistory();
+    const steps = history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    expect(steps).toEqual(['requestSlot', 'startJob', 'crawlAndParse', 'finishUnchanged']);
+    // Every stage's progress, then the ending's status event, once.
+    const events = await eventsOf(job.id);
+    expect(events.filter((e) => e.event === 'status' && e.status === 'done')).toHaveLength(1);
+    expect(events.at(-1)).toEqual({ event: 'status', status: 'done' });
+  });
+
+  it('answers a repeated attempt of that step, once the job is recorded done, without writing again or stopping the run', async () => {
+    const step = await ownedJob();
+    const crawl = await crawlAndParse(deps, step, ctx());
+    const finish = (s: IndexStep, attempt = 1) =>
+      new MockActivityEnvironment({ attempt }).run(createIndexingActivities(deps).finishUnchanged, s, crawl, { endsJob: true }) as Promise<{ totalSnippets: number }>;
+    const first = await finish(step);
+    const [done] = await sql<{ status: string; completed_at: Date; progress: number }>(`select status, completed_at, progress from job where id = ?`, [step.jobId]);
+    expect(done).toMatchObject({ status: 'done', progress: 100 });
+    const events = await eventsOf(step.jobId);
+
+    // Temporal did not hear of the first attempt's result and runs the step again.
+    const again = await finish(step, 2);
+    expect(again).toMatchObject({ documentsWritten: 0, snippetsWritten: 0, totalSnippets: first.totalSnippets });
+    const [after] = await sql<{ completed_at: Date }>(`select completed_at from job where id = ?`, [step.jobId]);
+    expect(after!.completed_at).toEqual(done!.completed_at);
+    expect(await eventsOf(step.jobId)).toEqual(events);
+
+    // A run that does not own the job is stopped, as at every stage.
+    await expect(finish({ ...step, runId: 'another' }, 2)).rejects.toMatchObject({ type: JOB_STOPPED });
   });
 });
