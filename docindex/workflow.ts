@@ -37,7 +37,8 @@ export async function indexLibraryWorkflow(input: IndexInput) {
       // A crawl that found no file changed or removed leaves little to do: the three stages run in one activity, as
       // the workflow's scheduling of each was most of a no-change re-index (bench/README.md, Index), and it records the
       // job done itself, an activity and a workflow task fewer. The patches keep histories recorded before them on
-      // the old paths (test/fixtures/histories/index-unchanged.json, index-unchanged-ends-job.json).
+      // the old paths (test/fixtures/histories/index-unchanged.json was recorded between the two,
+      // index-unchanged-ends-job.json after both).
       if (!crawl.changedFiles && !crawl.deletedFiles && patched('index-unchanged-one-activity')) {
         const endsJob = patched('index-unchanged-ends-job');
         const result = { ...crawl, ...(await finishUnchanged(step, crawl, { endsJob })) };
