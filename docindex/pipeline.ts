@@ -817,8 +817,15 @@ async function swapStaged(
   if (counts.snippetsWritten) await clock.time('swap.gin', () => tx.execute(GIN_MERGE));
   clock.add('swap', performance.now() - t0);
   // Keyword search's term frequencies change with the snippets, in the same transaction (docindex/search/keyword.ts); a
-  // run that changed no file leaves them as they are (a retry after this commit finds nothing staged).
-  if (counts.documentsWritten || counts.documentsRemoved) await clock.time('terms', () => refreshTermStatistics(tx, { repositoryId: lib.id, versionId: version?.id ?? null }));
+  // run that changed no file leaves them as they are (a retry after this commit finds nothing staged). So does the
+  // scope's search stamp, which every API's caches are keyed by: a run that ends after this commit but before its
+  // statistics (cancelled while embedding, or its embedding failed) must not leave them serving the snippets it
+  // replaced. The statistics move it again, for the vectors embedded meanwhile.
+  if (counts.documentsWritten || counts.documentsRemoved) {
+    await clock.time('terms', () => refreshTermStatistics(tx, { repositoryId: lib.id, versionId: version?.id ?? null }));
+    if (version) await tx.execute('update library_version set search_stamp = clock_timestamp() where id = ?', [version.id]);
+    else await tx.execute('update library set search_stamp = clock_timestamp() where id = ?', [lib.id]);
+  }
   return { ...counts, timings: clock.ms };
 }
 
@@ -1011,7 +1018,7 @@ export class OpenSwap {
 }
 
 /**
- * Stage end, for the step that ends its job itself (a no-change re-index's last, docindex/workflow.ts): the job is
+ * The job's ending, written by the step that ends its job itself (a no-change re-index's last, docindex/workflow.ts):
  * recorded done, once. A run that no longer owns the job stops here (JOB_STOPPED), as its stages' writes do.
  */
 export async function endJob(deps: ActivityDeps, input: IndexStep): Promise<void> {

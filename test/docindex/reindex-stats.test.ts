@@ -200,6 +200,22 @@ describe('the search stamp', () => {
     expect(changed.search_stamp!.getTime()).toBeGreaterThan(before.search_stamp!.getTime());
     expect(changed.search_stamp).toEqual(changed.last_indexed_at);
   });
+
+  it('moves with the swap that changes the snippets, so a run ended before its statistics leaves no API on the old ones', async () => {
+    const before = await stamps();
+    write('docs/epsilon.md', page('Epsilon', 'The epsilon guide explains the rate limiter.'));
+    // The crawl swaps the new file in and commits; the run then ends (cancelled while embedding, say): no statistics.
+    const step = { ...(await ownedJob()), swapInCrawl: true };
+    const crawl = await crawlAndParse(deps, step, ctx());
+    await finished(step);
+    expect(crawl.written).toMatchObject({ documentsWritten: 1 });
+    expect(await contents('docs/epsilon.md')).toContain('rate limiter');
+    const after = await stamps();
+    expect(after.search_stamp!.getTime()).toBeGreaterThan(before.search_stamp!.getTime());
+    expect(after.last_indexed_at).toEqual(before.last_indexed_at); // the statistics did not run
+    const lib = await stack.orm.em.fork().findOneOrFail(Library, { id: libraryId });
+    expect(scopeStampOf(lib, null)).toBe(String(after.search_stamp!.getTime()));
+  });
 });
 
 describe('a no-change re-index', () => {
