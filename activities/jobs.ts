@@ -1,8 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { NotFoundError } from '../core/errors.js';
-import { Job } from '../db/entities/job.js';
-import { jobStopped, mayTakeOver, owns } from '../jobs/ownership.js';
-import type { JobOutcome } from '../jobs/store.js';
+import { owns } from '../jobs/ownership.js';
+import type { JobOutcome, JobStore } from '../jobs/store.js';
 import type { ActivityDeps } from './deps.js';
 
 /** A job deleted with its library (or item) has nothing left to record: bookkeeping for it is a no-op. */
@@ -25,6 +24,18 @@ async function currentRunId(temporal: ActivityDeps['temporal'], workflowId: stri
 }
 
 /**
+ * The run takes its job (JobStore.start), Temporal asked which run is current: what the `startJob` activity does, and
+ * what a first step that starts its job itself does (an index's crawl, docindex/pipeline.ts) with its own stage.
+ */
+export function startRun(
+  { orm, jobs, temporal }: Pick<ActivityDeps, 'orm' | 'jobs' | 'temporal'>,
+  ref: { jobId: string; runId: string },
+  also?: Parameters<JobStore['start']>[3],
+): Promise<boolean> {
+  return jobs.start(orm.em, ref, (workflowId) => currentRunId(temporal, workflowId), also);
+}
+
+/**
  * The bookkeeping activities every service's workflow uses, through workflows/job-lifecycle.ts. Every write follows
  * the ownership rule (jobs/ownership.ts): only the run that owns a job writes to it.
  */
@@ -36,21 +47,7 @@ export function createJobActivities({ orm, jobs, temporal }: ActivityDeps) {
      * job (cancelled before it started, or replaced): it stops with JOB_STOPPED and writes nothing.
      */
     async startJob({ jobId, runId }: { jobId: string; runId: string }): Promise<void> {
-      const seen = await orm.em.fork().findOne(Job, { id: jobId });
-      if (!seen) return; // deleted meanwhile: nothing to run for (the pipeline fails on its own)
-      const current = seen.runId === runId ? runId : await currentRunId(temporal, seen.workflowId);
-      let refused = false;
-      await ifStillThere(() =>
-        jobs.update(orm.em, jobId, (job) => {
-          if (owns(job, runId)) return job.startedAt ? null : { status: jobs.kind(job).statuses.running, startedAt: new Date() };
-          if (!mayTakeOver(job, runId, current)) {
-            refused = true;
-            return null;
-          }
-          return { status: jobs.kind(job).statuses.running, startedAt: new Date(), completedAt: null, error: null, runId };
-        }),
-      );
-      if (refused) jobStopped();
+      await startRun({ orm, jobs, temporal }, { jobId, runId });
     },
 
     async reportProgress(input: {

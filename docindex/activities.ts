@@ -3,7 +3,6 @@ import {
   type CrawlResult,
   embedSnippets,
   endedByThisRun,
-  endJob,
   type IndexStep,
   NOTHING_WRITTEN,
   replaceSnippets,
@@ -36,8 +35,7 @@ export function createIndexingActivities(deps: ActivityDeps) {
         const written = await replaceSnippets(deps, input, crawl);
         const embedded = await embedSnippets(deps, input, stepContext(p));
         // Nothing changed but what the embedding stage may have added: the search stamp moves only then.
-        const stats = await updateStatistics(deps, input, crawl, embedded.embedded > 0);
-        if (opts.endsJob) await endJob(deps, input);
+        const stats = await updateStatistics(deps, input, crawl, { searchChanged: embedded.embedded > 0, endsJob: opts.endsJob });
         return { ...written, ...embedded, ...stats };
       }),
   };

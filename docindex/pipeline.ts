@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import type { QueryResult } from '@mikro-orm/core';
 import type { ActivityDeps } from '../activities/deps.js';
+import { startRun } from '../activities/jobs.js';
 import { parseRepoConfig, CONFIG_FILE_NAMES, type PreviousVersion, type RepoConfig } from './parse/config.js';
 import { loadSourceGrammars, type ParsedSnippet } from './parse/parse.js';
 import { parsePool } from './parse/pool.js';
@@ -47,6 +48,8 @@ export interface IndexStep extends IndexInput {
    * and says so in `CrawlResult.written`: then there is nothing left for `replaceSnippets`.
    */
   swapInCrawl?: boolean;
+  /** The crawl starts the job itself (`startRun`), with its first stage in the same write: the workflow's own step is not needed. */
+  startsJob?: boolean;
 }
 
 /** How an activity reports liveness (or progress) and learns it was cancelled (or stopped for making none). */
@@ -643,13 +646,17 @@ function crawlingDetail(lib: Library): string {
 export async function crawlAndParse(deps: ActivityDeps, input: IndexStep, ctx: StepContext): Promise<CrawlResult> {
   const em = deps.orm.em.fork();
   const { lib, version } = await loadScope(em, input);
+  const crawling = { stage: 'crawling', progress: 2, stageDetail: crawlingDetail(lib) };
+  // Before anything is written: a run that may not take the job stops here. An attempt after the one that started
+  // the job reports its stage as any crawl does.
+  const started = input.startsJob && (await startRun(deps, input, { patch: crawling, extra: (job) => [progressEvent(job)] }));
   const workdir = await attemptFolder(deps, input, ctx.attempt ?? 1);
   const clock = new Stopwatch();
   const swap = input.swapInCrawl ? new OpenSwap(deps, input, clock) : undefined;
   const staging = new Staging(deps, input, await resumeFrom(deps, em, input, ctx), clock, swap);
   const report = crawlReporter(deps, input, ctx);
   try {
-    await report({ stage: 'crawling', progress: 2, stageDetail: crawlingDetail(lib) }, undefined, true);
+    if (!started) await report(crawling, undefined, true);
     const t0 = performance.now();
     const source = await checkoutSource(deps, lib, version, workdir, {
       signal: ctx.signal,
@@ -857,9 +864,14 @@ export const scopeLockKey = (scope: { repositoryId: string; versionId: string | 
  * reads only the staging rows. Only the job's owner swaps, checked under the job's lock for the whole transaction.
  */
 export async function replaceSnippets(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult): Promise<WriteCounts> {
-  await setStage(deps, input, { stage: 'writing', progress: 75, stageDetail: null });
+  const stage = { stage: 'writing', progress: 75, stageDetail: null };
+  // A swap with files to write is announced first, as it can take long; one with none (a crawl that changed nothing)
+  // writes its stage in its own transaction, one write fewer.
+  const short = !crawl.changedFiles && !crawl.deletedFiles;
+  if (!short) await setStage(deps, input, stage);
   let counts: WriteCounts | undefined;
-  await asOwner(deps, input, () => ({}), {
+  await asOwner(deps, input, () => (short ? stage : {}), {
+    ...(short && { extra: (job: Job) => [progressEvent(job)] }),
     within: async (tx) => {
       await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [scopeLockKey(input)]);
       const { lib, version } = await loadScope(tx, input);
@@ -1018,15 +1030,6 @@ export class OpenSwap {
 }
 
 /**
- * The job's ending, written by the step that ends its job itself (a no-change re-index's last, docindex/workflow.ts):
- * recorded done, once. A run that no longer owns the job stops here (JOB_STOPPED), as its stages' writes do.
- */
-export async function endJob(deps: ActivityDeps, input: IndexStep): Promise<void> {
-  const { changed } = await deps.jobs.finish(deps.orm.em, { jobId: input.jobId, runId: input.runId, outcome: 'done' });
-  if (!changed) jobStopped();
-}
-
-/**
  * What a step that ends its job answers when this run has already recorded the job done: an attempt repeated after
  * the ending was written (Temporal never heard of the first one's result) has nothing left to do, and its stages'
  * writes, refused once the job is finished, would stop the run. Undefined while the job is not done by this run.
@@ -1182,14 +1185,32 @@ async function prepareModel(deps: ActivityDeps, input: IndexStep, em: EntityMana
  * Stage statistics: snippet totals, trust score and timestamps. The trust score (0-10) rewards a library that is
  * substantial and documented: up to 4 points for size (log of the snippet count, full at 10,000), 2 for prose
  * documentation, 2 for code examples, 1 for having indexed versions, 1 for a config file with rules.
- * `searchChanged` false (a run that changed no snippet and no vector) leaves the search stamp.
+ * `searchChanged` false (a run that changed no snippet and no vector) leaves the search stamp. Written with the
+ * job's stage, for its owner only; with `endsJob`, with the job's ending instead (a no-change re-index's last step,
+ * docindex/workflow.ts): one transaction either way.
  */
-export async function updateStatistics(deps: ActivityDeps, input: IndexStep, crawl: CrawlResult, searchChanged = true) {
-  await setStage(deps, input, { stage: 'statistics', progress: 95 });
-  const em = deps.orm.em.fork();
-  const { lib, version } = await loadScope(em, input);
+export async function updateStatistics(
+  deps: ActivityDeps,
+  input: IndexStep,
+  crawl: CrawlResult,
+  opts: { searchChanged?: boolean; endsJob?: boolean } = {},
+): Promise<{ totalSnippets: number }> {
+  let total = 0;
+  const write = async (tx: EntityManager) => {
+    total = await writeStatistics(tx, input, crawl, opts.searchChanged ?? true);
+  };
+  if (opts.endsJob) {
+    const { changed } = await deps.jobs.finish(deps.orm.em, { jobId: input.jobId, runId: input.runId, outcome: 'done' }, { within: write });
+    if (!changed) jobStopped();
+  } else await asOwner(deps, input, () => ({ stage: 'statistics', progress: 95 }), { extra: (job) => [progressEvent(job)], within: write });
+  return { totalSnippets: total };
+}
+
+/** The scope's statistics (updateStatistics), written in `tx`; returns its snippet total. */
+async function writeStatistics(tx: EntityManager, input: IndexStep, crawl: CrawlResult, searchChanged: boolean): Promise<number> {
+  const { lib, version } = await loadScope(tx, input);
   // Counted in one pass, not grouped: grouping sorted the scope's rows first (4 of 21 ms for 33,841 snippets).
-  const [counts] = (await em.execute(
+  const [counts] = (await tx.execute(
     `select count(*) filter (where type = 'code')::int as code, count(*) filter (where type = 'info')::int as info
      from snippet where repository_id = ? and coalesce(version_id, '') = ?`,
     [lib.id, version?.id ?? ''],
@@ -1199,12 +1220,12 @@ export async function updateStatistics(deps: ActivityDeps, input: IndexStep, cra
   // The search stamp moves only with what search reads: a run that changed nothing keeps every API's caches.
   const stamp = searchChanged || !(version ?? lib).searchStamp ? { searchStamp: now } : {};
   if (version) {
-    await em.nativeUpdate(LibraryVersion, { id: version.id }, { totalSnippets: total, indexedAt: now, commitHash: crawl.commit ?? version.commitHash, ...stamp });
+    await tx.nativeUpdate(LibraryVersion, { id: version.id }, { totalSnippets: total, indexedAt: now, commitHash: crawl.commit ?? version.commitHash, ...stamp });
   } else {
-    const indexedVersions = await em.count(LibraryVersion, { repositoryId: lib.id, state: 'indexed' });
+    const indexedVersions = await tx.count(LibraryVersion, { repositoryId: lib.id, state: 'indexed' });
     const trust =
       4 * Math.min(1, Math.log10(1 + total) / 4) + (counts.info > 0 ? 2 : 0) + (counts.code > 0 ? 2 : 0) + (indexedVersions > 0 ? 1 : 0) + (crawl.rules.length > 0 ? 1 : 0);
-    await em.nativeUpdate(
+    await tx.nativeUpdate(
       Library,
       { id: lib.id },
       {
@@ -1213,5 +1234,5 @@ export async function updateStatistics(deps: ActivityDeps, input: IndexStep, cra
       },
     );
   }
-  return { totalSnippets: total };
+  return total;
 }

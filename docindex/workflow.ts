@@ -25,6 +25,10 @@ export async function indexLibraryWorkflow(input: IndexInput) {
   });
   // Every step names this run: only the job's owner writes to it (jobs/ownership.ts).
   const step = { ...input, runId: workflowInfo().runId };
+  // The crawl takes the job itself, in the write of its first stage: an activity and a workflow task fewer before
+  // work begins. Histories recorded before the patch start with `startJob`; index-crawl-starts-job.json and
+  // index-unchanged-crawl-starts-job.json (test/fixtures/histories/) are of runs after it.
+  const startsJob = patched('index-crawl-starts-job');
   let recorded = false;
   return runJob(
     input.jobId,
@@ -33,7 +37,7 @@ export async function indexLibraryWorkflow(input: IndexInput) {
       // parses them, in a transaction it commits at its end (docindex/pipeline.ts, OpenSwap); the patch keeps
       // histories recorded before it on the old path, where the swap was its own step
       // (test/fixtures/histories/index-success-swap-step.json is one of them).
-      const crawl = await crawlAndParse({ ...step, swapInCrawl: patched('index-swap-in-crawl') }); // crawling, parsing, writing
+      const crawl = await crawlAndParse({ ...step, swapInCrawl: patched('index-swap-in-crawl'), startsJob }); // crawling, parsing, writing
       // A crawl that found no file changed or removed leaves little to do: the three stages run in one activity, as
       // the workflow's scheduling of each was most of a no-change re-index (bench/README.md, Index), and it records the
       // job done itself, an activity and a workflow task fewer. The patches keep histories recorded before them on
@@ -51,7 +55,7 @@ export async function indexLibraryWorkflow(input: IndexInput) {
       const stats = await updateStatistics(step, crawl); // statistics
       return { ...crawled, ...written, ...embedded, ...stats };
     },
-    { slot: 'indexing', recorded: () => recorded },
+    { slot: 'indexing', recorded: () => recorded, startedByPipeline: startsJob },
   );
 }
 

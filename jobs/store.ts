@@ -5,7 +5,7 @@ import { NotFoundError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 import { Job } from '../db/entities/job.js';
 import { appendEvent } from './events.js';
-import { owns } from './ownership.js';
+import { jobStopped, mayTakeOver, owns } from './ownership.js';
 import type { JobKind, JobKinds } from './kinds.js';
 
 /** The streams a job's events go to: its own, its kind's, and its topics. */
@@ -168,21 +168,72 @@ export class JobStore {
   }
 
   /**
-   * Records how a run's job ended, once: a run that no longer owns the job (or a repeated attempt after the ending
-   * was written) changes nothing, and `changed` says whether this call wrote it. The one place a plain ending (no rows
-   * of the service's own with it) is written: the workflow's finishJob (workflows/job-lifecycle.ts), and a last step
-   * that ends its job itself (a no-change re-index's, docindex/workflow.ts).
+   * A run takes its job as it starts (jobs/ownership.ts): it owns it already (the API recorded it at the start), or it
+   * is the workflow's current run (`currentRun`, asked of Temporal only then) and the job names another run or none.
+   * The job is marked running once; `also` adds the first step's own stage and events to that write (an index's
+   * crawl, which starts its job itself). True when this call wrote; false when the run had started it already, or the
+   * job is gone (deleted with its library: the pipeline fails on its own). Any other run stops with JOB_STOPPED and
+   * writes nothing.
    */
-  finish(em: EntityManager, input: { jobId: string; runId: string; outcome: JobOutcome; error?: string }): Promise<{ job: Job; changed: boolean }> {
-    return this.update(em, input.jobId, (job) => {
-      if (!owns(job, input.runId)) return null;
-      return {
-        status: this.kind(job).statuses[input.outcome],
-        progress: input.outcome === 'done' ? 100 : job.progress,
-        error: input.outcome === 'done' ? null : (input.error ?? null),
-        completedAt: new Date(),
-      };
-    });
+  async start(
+    em: EntityManager,
+    ref: { jobId: string; runId: string },
+    currentRun: (workflowId: string) => Promise<string | undefined>,
+    also: { patch?: JobPatch; extra?: (job: Job) => ExtraEvent[] } = {},
+  ): Promise<boolean> {
+    const seen = await em.fork().findOne(Job, { id: ref.jobId });
+    if (!seen) return false;
+    const current = seen.runId === ref.runId ? ref.runId : await currentRun(seen.workflowId);
+    let refused = false;
+    let wrote = false;
+    try {
+      ({ changed: wrote } = await this.update(
+        em,
+        ref.jobId,
+        (job) => {
+          const running = { ...also.patch, status: this.kind(job).statuses.running, startedAt: new Date() };
+          if (owns(job, ref.runId)) return job.startedAt ? null : running;
+          if (!mayTakeOver(job, ref.runId, current)) {
+            refused = true;
+            return null;
+          }
+          return { ...running, completedAt: null, error: null, runId: ref.runId };
+        },
+        { extra: also.extra },
+      ));
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+    if (refused) jobStopped();
+    return wrote;
+  }
+
+  /**
+   * Records how a run's job ended, once: a run that no longer owns the job (or a repeated attempt after the ending
+   * was written) changes nothing, and `changed` says whether this call wrote it. The one place a plain ending (no
+   * result rows of the service's own with it) is written: the workflow's finishJob (workflows/job-lifecycle.ts), and
+   * a last step that ends its job itself (a no-change re-index's, docindex/workflow.ts), whose `within` writes its
+   * library's statistics in the same transaction.
+   */
+  finish(
+    em: EntityManager,
+    input: { jobId: string; runId: string; outcome: JobOutcome; error?: string },
+    opts: { within?: (tx: EntityManager) => Promise<void> } = {},
+  ): Promise<{ job: Job; changed: boolean }> {
+    return this.update(
+      em,
+      input.jobId,
+      (job) => {
+        if (!owns(job, input.runId)) return null;
+        return {
+          status: this.kind(job).statuses[input.outcome],
+          progress: input.outcome === 'done' ? 100 : job.progress,
+          error: input.outcome === 'done' ? null : (input.error ?? null),
+          completedAt: new Date(),
+        };
+      },
+      opts,
+    );
   }
 
   /**

@@ -16,6 +16,9 @@ const jobs = proxyJobActivities<JobActivities>({
  * failed with the error otherwise. Terminations and timeouts bypass this code; the reconciler records those.
  * With `slot`, the job stays queued until its concurrency pool has room.
  *
+ * `startedByPipeline` says the pipeline's first step takes the job itself (JobStore.start, with its own first stage
+ * in the same write), so no `startJob` step comes before it.
+ *
  * `recorded` says the pipeline has already written the job's ending itself (with its results, or a status of its
  * own such as the recipe queue's `unhealthy`, inside its slot): then nothing more is written, so nothing writes to
  * a job after it looks finished, when a retry may already have put it back in the queue. A run that no longer owns
@@ -24,10 +27,10 @@ const jobs = proxyJobActivities<JobActivities>({
 export async function runJob<T>(
   jobId: string,
   pipeline: () => Promise<T>,
-  opts: { slot?: string; recorded?: () => boolean } = {},
+  opts: { slot?: string; recorded?: () => boolean; startedByPipeline?: boolean } = {},
 ): Promise<T> {
   const run = async () => {
-    await jobs.startJob({ jobId, runId: workflowInfo().runId });
+    if (!opts.startedByPipeline) await jobs.startJob({ jobId, runId: workflowInfo().runId });
     return pipeline();
   };
   const finish = () => jobs.finishJob({ jobId, runId: workflowInfo().runId, outcome: 'done' });

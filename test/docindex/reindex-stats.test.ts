@@ -231,11 +231,52 @@ describe('a no-change re-index', () => {
     const [row] = await sql<{ workflow_id: string; run_id: string }>(`select workflow_id, run_id from job where id = ?`, [job.id]);
     const history = await stack.temporal.workflow.getHandle(row!.workflow_id, row!.run_id).fetchHistory();
     const steps = history.events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-    expect(steps).toEqual(['requestSlot', 'startJob', 'crawlAndParse', 'finishUnchanged']);
-    // Every stage's progress, then the ending's status event, once.
-    const events = await eventsOf(job.id);
-    expect(events.filter((e) => e.event === 'status' && e.status === 'done')).toHaveLength(1);
-    expect(events.at(-1)).toEqual({ event: 'status', status: 'done' });
+    // The crawl starts the job and the last step ends it: no step of the workflow's own before or after them.
+    expect(steps).toEqual(['requestSlot', 'crawlAndParse', 'finishUnchanged']);
+    // Each write of the job, with its events: the start with the crawl's first stage, the crawl's two reports, the
+    // swap's stage in the swap, the embedding stage, and the statistics with the ending.
+    const events = await sql<{ event: string; status: string | null; stage: string | null }>(
+      `select event, data->>'status' as status, data->>'stage' as stage from job_event where stream = ? order by seq`,
+      [`job:${job.id}`],
+    );
+    const fromStart = events.slice(events.findIndex((e) => e.event === 'status' && e.status === 'running'));
+    expect(fromStart.map((e) => `${e.event}:${e.event === 'status' ? e.status : e.stage}`)).toEqual([
+      'status:running',
+      'progress:crawling',
+      'progress:parsing',
+      'progress:parsing',
+      'progress:writing',
+      'progress:embedding',
+      'status:done',
+    ]);
+    expect((await eventsOf(job.id)).filter((e) => e.event === 'status' && e.status === 'done')).toHaveLength(1);
+  });
+
+  it('has its crawl take the job as it starts, once, and stops a run that may not', async () => {
+    const { job } = await stack.jobs.create(stack.orm.em, {
+      kind: 'index', workflowId: `starts-${Date.now()}`, status: 'queued', stage: 'queued', detail: { repositoryId: libraryId, versionId: null, totalFiles: 0, processedFiles: 0 },
+    });
+    const before = await eventsOf(job.id);
+    // Not the job's run, and not its workflow's current run (there is no such workflow): it writes nothing.
+    const stranger: IndexStep = { jobId: job.id, repositoryId: libraryId, versionId: null, heartbeatTimeoutMs: 10_000, runId: 'stranger', startsJob: true };
+    await expect(crawlAndParse(deps, stranger, ctx())).rejects.toMatchObject({ type: JOB_STOPPED });
+    expect(await eventsOf(job.id)).toEqual(before);
+
+    await stack.jobs.update(stack.orm.em, job.id, { runId: 'r' });
+    const owned = await eventsOf(job.id);
+    const step: IndexStep = { ...stranger, runId: 'r' };
+    await crawlAndParse(deps, step, ctx());
+    const [row] = await sql<{ status: string; started_at: Date | null; stage: string }>(`select status, started_at, stage from job where id = ?`, [job.id]);
+    expect(row).toMatchObject({ status: 'running', stage: 'parsing' });
+    expect(row!.started_at).toBeTruthy();
+    const started = (await eventsOf(job.id)).slice(owned.length);
+    expect(started.slice(0, 2)).toEqual([{ event: 'status', status: 'running' }, { event: 'progress', status: null }]);
+
+    // A second attempt of the crawl finds the job started: it reports its stage, and the job is not started again.
+    await crawlAndParse(deps, step, ctx(2));
+    const [again] = await sql<{ started_at: Date }>(`select started_at from job where id = ?`, [job.id]);
+    expect(again!.started_at).toEqual(row!.started_at);
+    expect((await eventsOf(job.id)).filter((e) => e.status === 'running')).toHaveLength(1);
   });
 
   it('answers a repeated attempt of that step, once the job is recorded done, without writing again or stopping the run', async () => {
