@@ -1186,8 +1186,8 @@ async function prepareModel(deps: ActivityDeps, input: IndexStep, em: EntityMana
  * substantial and documented: up to 4 points for size (log of the snippet count, full at 10,000), 2 for prose
  * documentation, 2 for code examples, 1 for having indexed versions, 1 for a config file with rules.
  * `searchChanged` false (a run that changed no snippet and no vector) leaves the search stamp. Written with the
- * job's stage, for its owner only; with `endsJob`, with the job's ending instead (a no-change re-index's last step,
- * docindex/workflow.ts): one transaction either way.
+ * job's stage, for its owner only; with `endsJob`, with the job's ending as well (a no-change re-index's last step,
+ * docindex/workflow.ts): one transaction either way, the stage's progress event before the ending's.
  */
 export async function updateStatistics(
   deps: ActivityDeps,
@@ -1200,7 +1200,8 @@ export async function updateStatistics(
     total = await writeStatistics(tx, input, crawl, opts.searchChanged ?? true);
   };
   if (opts.endsJob) {
-    const { changed } = await deps.jobs.finish(deps.orm.em, { jobId: input.jobId, runId: input.runId, outcome: 'done' }, { within: write });
+    const ending = { jobId: input.jobId, runId: input.runId, outcome: 'done' as const };
+    const { changed } = await deps.jobs.finish(deps.orm.em, ending, { patch: { stage: 'statistics' }, leading: (job) => [progressEvent(job)], within: write });
     if (!changed) jobStopped();
   } else await asOwner(deps, input, () => ({ stage: 'statistics', progress: 95 }), { extra: (job) => [progressEvent(job)], within: write });
   return { totalSnippets: total };

@@ -104,13 +104,19 @@ export class JobStore {
    * locked row and returns the patch, or null to leave the job as it is (how activities stay idempotent when
    * Temporal retries them). The state event is published unless `silent`; `extra` events follow it. `within`
    * writes a service's own rows that change with the job (a transcript with its job's `done`) in the same
-   * transaction, after the job's change; if it throws, nothing is written.
+   * transaction, after the job's change; if it throws, nothing is written. `leading` events come before the state
+   * event (a last stage's progress, written with the ending it leads to: a stream closes after the ending).
    */
   async update(
     em: EntityManager,
     id: string,
     change: JobPatch | ((job: Job) => JobPatch | null),
-    opts: { extra?: (job: Job) => ExtraEvent[]; silent?: boolean; within?: (tx: EntityManager, job: Job) => Promise<void> } = {},
+    opts: {
+      extra?: (job: Job) => ExtraEvent[];
+      leading?: (job: Job) => ExtraEvent[];
+      silent?: boolean;
+      within?: (tx: EntityManager, job: Job) => Promise<void>;
+    } = {},
   ): Promise<{ job: Job; changed: boolean }> {
     return em.fork().transactional(async (tx) => {
       const job = await this.lock(tx, id);
@@ -125,6 +131,7 @@ export class JobStore {
       await kind.onChange?.(tx, job, before);
       const streams = jobStreams(job);
       const context = kind.eventContext?.(job);
+      for (const e of opts.leading?.(job) ?? []) await appendEvent(tx, streams, e.event, { ...context, ...e.data });
       if (!opts.silent) {
         const { event, data } = await kind.stateEvent(job, tx);
         await appendEvent(tx, streams, event, { ...context, ...data });
@@ -212,13 +219,13 @@ export class JobStore {
    * Records how a run's job ended, once: a run that no longer owns the job (or a repeated attempt after the ending
    * was written) changes nothing, and `changed` says whether this call wrote it. The one place a plain ending (no
    * result rows of the service's own with it) is written: the workflow's finishJob (workflows/job-lifecycle.ts), and
-   * a last step that ends its job itself (a no-change re-index's, docindex/workflow.ts), whose `within` writes its
-   * library's statistics in the same transaction.
+   * a last step that ends its job itself (a no-change re-index's, docindex/workflow.ts), which writes its last stage
+   * (`also`: the stage, its progress event before the ending's, its library's statistics) in the same transaction.
    */
   finish(
     em: EntityManager,
     input: { jobId: string; runId: string; outcome: JobOutcome; error?: string },
-    opts: { within?: (tx: EntityManager) => Promise<void> } = {},
+    also: { patch?: JobPatch; leading?: (job: Job) => ExtraEvent[]; within?: (tx: EntityManager) => Promise<void> } = {},
   ): Promise<{ job: Job; changed: boolean }> {
     return this.update(
       em,
@@ -226,13 +233,14 @@ export class JobStore {
       (job) => {
         if (!owns(job, input.runId)) return null;
         return {
+          ...also.patch,
           status: this.kind(job).statuses[input.outcome],
           progress: input.outcome === 'done' ? 100 : job.progress,
           error: input.outcome === 'done' ? null : (input.error ?? null),
           completedAt: new Date(),
         };
       },
-      opts,
+      { leading: also.leading, within: also.within },
     );
   }
 

@@ -234,7 +234,8 @@ describe('a no-change re-index', () => {
     // The crawl starts the job and the last step ends it: no step of the workflow's own before or after them.
     expect(steps).toEqual(['requestSlot', 'crawlAndParse', 'finishUnchanged']);
     // Each write of the job, with its events: the start with the crawl's first stage, the crawl's two reports, the
-    // swap's stage in the swap, the embedding stage, and the statistics with the ending.
+    // swap's stage in the swap, the embedding stage, and the statistics with the ending (every stage has its
+    // progress event, the ending's last, as a job's stream closes after it).
     const events = await sql<{ event: string; status: string | null; stage: string | null }>(
       `select event, data->>'status' as status, data->>'stage' as stage from job_event where stream = ? order by seq`,
       [`job:${job.id}`],
@@ -247,6 +248,7 @@ describe('a no-change re-index', () => {
       'progress:parsing',
       'progress:writing',
       'progress:embedding',
+      'progress:statistics',
       'status:done',
     ]);
     expect((await eventsOf(job.id)).filter((e) => e.event === 'status' && e.status === 'done')).toHaveLength(1);
