@@ -47,7 +47,7 @@ export function createJobActivities({ orm, jobs, temporal }: ActivityDeps) {
      * job (cancelled before it started, or replaced): it stops with JOB_STOPPED and writes nothing.
      */
     async startJob({ jobId, runId }: { jobId: string; runId: string }): Promise<void> {
-      await startRun({ orm, jobs, temporal }, { jobId, runId });
+      await ifStillThere(() => startRun({ orm, jobs, temporal }, { jobId, runId }));
     },
 
     async reportProgress(input: {

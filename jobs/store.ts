@@ -178,9 +178,8 @@ export class JobStore {
    * A run takes its job as it starts (jobs/ownership.ts): it owns it already (the API recorded it at the start), or it
    * is the workflow's current run (`currentRun`, asked of Temporal only then) and the job names another run or none.
    * The job is marked running once; `also` adds the first step's own stage and events to that write (an index's
-   * crawl, which starts its job itself). True when this call wrote; false when the run had started it already, or the
-   * job is gone (deleted with its library: the pipeline fails on its own). Any other run stops with JOB_STOPPED and
-   * writes nothing.
+   * crawl, which starts its job itself). True when this call wrote; false when the run had started it already. Any
+   * other run stops with JOB_STOPPED and writes nothing; a job that is gone throws NotFoundError, as `update` does.
    */
   async start(
     em: EntityManager,
@@ -188,31 +187,25 @@ export class JobStore {
     currentRun: (workflowId: string) => Promise<string | undefined>,
     also: { patch?: JobPatch; extra?: (job: Job) => ExtraEvent[] } = {},
   ): Promise<boolean> {
-    const seen = await em.fork().findOne(Job, { id: ref.jobId });
-    if (!seen) return false;
+    const seen = await this.get(em, ref.jobId);
     const current = seen.runId === ref.runId ? ref.runId : await currentRun(seen.workflowId);
     let refused = false;
-    let wrote = false;
-    try {
-      ({ changed: wrote } = await this.update(
-        em,
-        ref.jobId,
-        (job) => {
-          const running = { ...also.patch, status: this.kind(job).statuses.running, startedAt: new Date() };
-          if (owns(job, ref.runId)) return job.startedAt ? null : running;
-          if (!mayTakeOver(job, ref.runId, current)) {
-            refused = true;
-            return null;
-          }
-          return { ...running, completedAt: null, error: null, runId: ref.runId };
-        },
-        { extra: also.extra },
-      ));
-    } catch (err) {
-      if (!(err instanceof NotFoundError)) throw err;
-    }
+    const { changed } = await this.update(
+      em,
+      ref.jobId,
+      (job) => {
+        const running = { ...also.patch, status: this.kind(job).statuses.running, startedAt: new Date() };
+        if (owns(job, ref.runId)) return job.startedAt ? null : running;
+        if (!mayTakeOver(job, ref.runId, current)) {
+          refused = true;
+          return null;
+        }
+        return { ...running, completedAt: null, error: null, runId: ref.runId };
+      },
+      { extra: also.extra },
+    );
     if (refused) jobStopped();
-    return wrote;
+    return changed;
   }
 
   /**
