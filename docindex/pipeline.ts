@@ -448,11 +448,12 @@ export class Staging {
         if (rows !== '[]') {
           // The rows (megabytes of JSON) go as a bound parameter: `execute` writes values into the SQL text, escaping
           // them character by character, which made most of the crawl's garbage. Their content vectors go beside them
-          // in binary (a Buffer is sent so), each row taking its slice.
+          // in binary (a Buffer is sent so), each row taking its slice. Read as `jsonb`, the rows are parsed once: read
+          // as `json`, each row's snippets were parsed again into their `jsonb` column.
           await (tx.getTransactionContext<Knex.Transaction>() ?? tx.getKnex()).raw(
             `insert into staged_document (job_id, file_path, checksum, snippets, size, mtime_ns, stat_only, content_vectors)
              select t.job_id, t.file_path, t.checksum, t.snippets, t.size, t.mtime_ns, t.stat_only, (?::tsvector[])[t.content_from:t.content_to]
-             from json_to_recordset(?::json)
+             from jsonb_to_recordset(?::jsonb)
                as t(job_id text, file_path text, checksum text, snippets jsonb, size bigint, mtime_ns bigint, stat_only boolean, content_from int, content_to int)
              on conflict (job_id, file_path) do update set checksum = excluded.checksum, snippets = excluded.snippets, vectors = null,
                content_vectors = excluded.content_vectors,
