@@ -41,8 +41,12 @@ export const Snippet = defineEntity({
   properties: (p) => ({
     id: p.string().primary(),
     documentId: () => p.manyToOne(LibraryDocument).mapToPk().joinColumn('document_id').deleteRule('cascade'),
-    repositoryId: () => p.manyToOne(Library).mapToPk().joinColumn('repository_id').deleteRule('cascade'),
-    versionId: () => p.manyToOne(LibraryVersion).mapToPk().joinColumn('version_id').deleteRule('cascade').nullable(),
+    /**
+     * Its document's scope, copied for the scope's index; no foreign keys (Migration20261215000000_snippet_scope_keys):
+     * the document's key removes the snippet with its library or version.
+     */
+    repositoryId: p.string().fieldName('repository_id'),
+    versionId: p.string().fieldName('version_id').nullable(),
     type: p.string().$type<SnippetType>(),
     title: p.text().nullable(),
     content: p.text(),

@@ -18,6 +18,7 @@ import { Migration20261211000000_search_stamp } from './Migration20261211000000_
 import { Migration20261212000000_staged_storage } from './Migration20261212000000_staged_storage.js';
 import { Migration20261213000000_content_vectors } from './Migration20261213000000_content_vectors.js';
 import { Migration20261214000000_binary_content_vectors } from './Migration20261214000000_binary_content_vectors.js';
+import { Migration20261215000000_snippet_scope_keys } from './Migration20261215000000_snippet_scope_keys.js';
 
 /** This service's committed migrations; the platform runs every service's in the order of their names (db/migrations/index.ts). */
 export const migrations: MigrationObject[] = [
@@ -40,4 +41,5 @@ export const migrations: MigrationObject[] = [
   { name: 'Migration20261212000000_staged_storage', class: Migration20261212000000_staged_storage },
   { name: 'Migration20261213000000_content_vectors', class: Migration20261213000000_content_vectors },
   { name: 'Migration20261214000000_binary_content_vectors', class: Migration20261214000000_binary_content_vectors },
+  { name: 'Migration20261215000000_snippet_scope_keys', class: Migration20261215000000_snippet_scope_keys },
 ];
