@@ -51,9 +51,6 @@ const SPANS_BLANK = /<[A-Za-z_:/!?][^<>"'\s]*[\s"']|<!--|<script|<style/i;
 const BLANKS = /[ \t\n\r]+/;
 /** What list numbering needs: a digit before `.` or `)`. */
 const NUMBERING = /[0-9][.)]/;
-/** What a content whose chunks were all seen before keeps for the answer: nothing. */
-const NONE: number[] = [];
-const NO_CHUNKS: string[] = [];
 
 /**
  * `gristmill_unnumbered` (Migration20261127000000_search_stems): list numbering at a line's start dropped. PostgreSQL's
@@ -192,7 +189,7 @@ export class ContentVectors {
         continue;
       }
       for (let k = 1; k < unknown.length; k += 2) (unknown[k] === 0 ? missingFirst : missing).add(chunks[k >> 1]!);
-      resolved.push(unknown.length ? { offsets, unknown, chunks } : { offsets, unknown: NONE, chunks: NO_CHUNKS });
+      resolved.push({ offsets, unknown, chunks });
     }
     await this.ask(em, [...missingFirst], '', this.firstChunks);
     await this.ask(em, [...missing], ' ', this.chunks);
