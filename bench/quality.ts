@@ -53,7 +53,12 @@ const run = promisify(execFile);
  * `fastify-pino.json` is the main corpus and `attrs.json` the second; ranking may be tuned on these two only. The others
  * (undici, click, clap, pymdown-extensions' MkDocs site) are held out, never used to tune ranking, so their figures show whether a change
  * generalises. QUALITY_VERBOSE=<corpus> lists the questions of that corpus not answered first.
- * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,site,tiny,local,remote`; `rerank-local` on request) chooses the phases;
+ * The `across` phase asks every question of all the packages' folders at once (one request naming every library, as
+ * an assistant searching everything would), and counts a result only from the library the question is about: it
+ * checks that the libraries' results are ranked on one scale (docs/ranking.md, "Across libraries"). Its rows say
+ * `(across all libraries)`, with the share of answers whose first result came from that library.
+ *
+ * QUALITY_CORPUS=<corpus> runs one corpus only; QUALITY_PHASES (default `keyword,across,site,tiny,local,remote`; `rerank-local` on request) chooses the phases;
  * SEARCH_RANK_CANDIDATES is passed on. QUALITY_DUMP=<file> writes every answer's ranked snippets and their scores, which
  * bench/quality-fusion.ts fuses again offline.
  */
@@ -81,14 +86,19 @@ interface Corpus {
   packages: Package[];
   questions: Question[];
 }
-/** What a question is asked of: the package's folder, a folder of its Markdown files only, or the site made of them. */
-type Target = 'folder' | 'markdown' | 'site';
-const TARGET_LABELS: Record<Target, string> = { folder: 'folder', markdown: 'Markdown only', site: 'site' };
+/**
+ * What a question is asked of: the package's folder, a folder of its Markdown files only, the site made of them, or
+ * every package's folder at once (`across`: a result counts only from the library the question is about).
+ */
+type Target = 'folder' | 'markdown' | 'site' | 'across';
+const TARGET_LABELS: Record<Target, string> = { folder: 'folder', markdown: 'Markdown only', site: 'site', across: 'across all libraries' };
 
 interface Row {
   mode: string;
   ranks: (number | null)[];
   ms: number[];
+  /** Across libraries: whether each answer's first result came from the library the question is about. */
+  ownFirst?: boolean[];
 }
 
 /** The corpus ranking may be tuned on; every other one is held out. */
@@ -231,31 +241,37 @@ export async function quality(): Promise<void> {
 
   /** QUALITY_DUMP=<file>: every answer's ranked snippets, to fuse again offline (bench/quality-fusion.ts). */
   const dump: DumpedAnswer[] | undefined = process.env.QUALITY_DUMP ? [] : undefined;
-  const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,site,tiny,local,remote').split(','));
+  const phases = new Set((process.env.QUALITY_PHASES ?? 'keyword,across,site,tiny,local,remote').split(','));
   let site: DocsSite | undefined;
   /** A question asked of one of a package's libraries; a site's pages are mapped back to the files they were made of. */
   const ask = async (q: Question, mode: string, alpha?: number, target: Target = 'folder') => {
-    const libraryId = target === 'site' ? libraryIdOfSite(site!.startUrl(q.library)) : target === 'markdown' ? `/local/${q.library}-markdown` : `/local/${q.library}`;
+    const own = `/local/${q.library}`;
+    const libraryId =
+      target === 'site' ? libraryIdOfSite(site!.startUrl(q.library)) : target === 'markdown' ? `${own}-markdown` : target === 'across' ? packages.map((p) => `/local/${p.name}`).join(',') : own;
     const params = new URLSearchParams({ libraryId, query: q.question, searchMode: mode });
     if (alpha !== undefined) params.set('alpha', String(alpha));
     const t0 = performance.now();
     const body = await call('GET', `/api/v1/context?${params}`);
     const ms = performance.now() - t0;
     if (body.searchMode !== mode) throw new Error(`asked ${mode}, ran ${body.searchMode}`);
-    const files = (body.snippets as { filePath: string }[]).map((s) => (target === 'site' ? (site!.sourceOf(q.library, s.filePath) ?? `(page) ${s.filePath}`) : s.filePath));
+    const snippets = body.snippets as { filePath: string; libraryId?: string }[];
+    const files = snippets.map((s) =>
+      target === 'site' ? (site!.sourceOf(q.library, s.filePath) ?? `(page) ${s.filePath}`) : target === 'across' && s.libraryId !== own ? `${s.libraryId}: ${s.filePath}` : s.filePath,
+    );
     const at = files.findIndex((f) => q.answers.includes(f));
     if (dump) dump.push({ library: q.library, question: q.question, mode, alpha, target, results: (body.snippets as { filePath: string; content: string; type: string; score: number }[]).map((s) => ({ key: snippetKey(s), filePath: s.filePath, type: s.type, score: s.score })) });
-    return { rank: at < 0 ? null : at + 1, ms, top: files.slice(0, 3) };
+    return { rank: at < 0 ? null : at + 1, ms, top: files.slice(0, 3), ownFirst: snippets[0]?.libraryId === own };
   };
   const rows = new Map<string, Row[]>(list.map((c) => [c.name, []]));
   const sweeps = new Map<string, string[]>(list.map((c) => [c.name, []]));
   const evaluate = async (label: string, mode: string, alpha?: number, target: Target = 'folder') => {
     for (const c of list) {
-      const row: Row = { mode: label, ranks: [], ms: [] };
+      const row: Row = { mode: label, ranks: [], ms: [], ...(target === 'across' && { ownFirst: [] }) };
       for (const q of c.questions) {
         const a = await ask(q, mode, alpha, target);
         row.ranks.push(a.rank);
         row.ms.push(a.ms);
+        row.ownFirst?.push(a.ownFirst);
         if (process.env.QUALITY_VERBOSE === c.name && (a.rank === null || a.rank > 1)) {
           console.log(`  miss [${label}] ${q.library}: "${q.question}" rank ${a.rank ?? '-'}; top: ${a.top.join(', ')}`);
         }
@@ -328,6 +344,7 @@ export async function quality(): Promise<void> {
     console.log(`indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s (no embeddings)`);
     await printStats(/^\/local\/(?!.*-markdown$)/);
     const targets: Target[] = phases.has('site') ? ['folder', 'markdown', 'site'] : ['folder'];
+    if (phases.has('across') && packages.length > 1) targets.push('across');
     /** A mode's row for each target: `semantic (tiny model, site)`; the folder's alone is labelled as it always was. */
     const evaluateAll = async (mode: string, detail?: string) => {
       for (const t of targets) {
@@ -341,7 +358,7 @@ export async function quality(): Promise<void> {
       for (const p of packages) {
         for (const id of [`/local/${p.name}-markdown`, libraryIdOfSite(site!.startUrl(p.name))]) await call('DELETE', `/api/v1/libs/${encodeURIComponent(id)}`);
       }
-      targets.splice(1);
+      targets.splice(1, 2);
     }
 
     let embedded: string | undefined;
@@ -393,6 +410,11 @@ export async function quality(): Promise<void> {
         console.log(
           `  ${r.mode.padEnd(52)} ${m.h1.toFixed(2)}   ${m.h3.toFixed(2)}   ${m.h5.toFixed(2)}   ${m.mrr.toFixed(2)}    ${by('docs')} / ${by('own')}   ${pct(r.ms, 50).toFixed(0).padStart(5)}   ${pct(r.ms, 95).toFixed(0).padStart(5)}`,
         );
+      }
+      const across = rows.get(c.name)!.filter((r) => r.ownFirst);
+      if (across.length) {
+        const share = (r: Row) => (r.ownFirst!.filter(Boolean).length / (r.ownFirst!.length || 1)).toFixed(2);
+        console.log(`  first result from the library asked about, across all libraries: ${across.map((r) => `${r.mode.replace(/ \(.*\)$/, '')} ${share(r)}`).join(', ')}`);
       }
       for (const line of sweeps.get(c.name)!) console.log(line);
     }
