@@ -2,8 +2,8 @@ import { setImmediate as yieldToEvents } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { execute, join, raw, sql } from '../../db/sql.js';
 import { pageNames } from './page-name-lookup.js';
-import { EVIDENCE_POOL, withPageEvidence, type Candidate } from './evidence.js';
-import { AVERAGE_LEXEMES, B, inScope, K1, tsquery, UNIT, WEIGHTS, type Ranked, type Scope } from './keyword.js';
+import { EVIDENCE_POOL, type Candidate } from './evidence.js';
+import { AVERAGE_LEXEMES, B, idfOf, inScope, K1, rankCandidates, tsquery, UNIT, WEIGHTS, type KeywordCandidates, type Ranked, type Ranking, type Scope } from './keyword.js';
 import { parseQuery, termForms } from './keyword-plan.js';
 import type { Cached } from './scope-cache.js';
 import { matches, operands, orContribution, parseTsQuery, tsRank, UnsupportedQueryError, type Lexemes, type TsQuery } from './tsquery.js';
@@ -455,6 +455,11 @@ export class KeywordIndex implements Cached {
    * lexemes, which matches nothing), `exclude` the excluded ones'. The best `pool` candidates, best first.
    */
   rank(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Candidate[] {
+    return this.rankWithStatistics(terms, exclude, pool).candidates;
+  }
+
+  /** rank's candidates, with the statistics their scores were weighed by: the index's snippets and each term's df. */
+  rankWithStatistics(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Ranking {
     const only = terms.length === 1 && !exclude.length && pool > 0 ? terms[0] : undefined;
     if (only) return this.rankOneTerm(only, pool);
     return !exclude.length && pool > 0 ? this.rankByMaxScore(terms, pool) : this.rankEveryMatch(terms, exclude, pool);
@@ -465,37 +470,40 @@ export class KeywordIndex implements Cached {
    * its matches scored in one pass into a heap of the best `pool`, without rankEveryMatch's per-snippet arrays and
    * selection. The same tf, idf and score as rankEveryMatch, and the same order (score, then id).
    */
-  private rankOneTerm(q: TsQuery, pool: number): Candidate[] {
+  private rankOneTerm(q: TsQuery, pool: number): Ranking {
     const n = this.ids.length;
     const { terms: slots } = this.scratch();
     const { docs, tf } = this.matchesOf(q, (slots[0] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }));
-    const idf = Math.log(1 + (Math.max(Math.max(1, n) - docs.length, 0) + 0.5) / (docs.length + 0.5));
+    const idf = idfOf(n, docs.length);
     const heap = new Heap(pool, this.ids);
     for (let i = 0; i < docs.length; i++) {
       const score = this.termScore(idf, tf[i]!, docs[i]!);
       if (score >= heap.threshold) heap.offer(docs[i]!, score);
     }
-    return heap.sorted().map(({ d, score }) => ({ id: this.ids[d]!, documentId: this.documents[d]!, terms: [score], score: 0 + score }));
+    const candidates = heap.sorted().map(({ d, score }) => ({ id: this.ids[d]!, documentId: this.documents[d]!, terms: [score], score: 0 + score }));
+    return { candidates, snippets: n, df: [docs.length] };
   }
 
   /** keyword.ts's ranking over every match (rank's), scoring each. */
-  private rankEveryMatch(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Candidate[] {
+  private rankEveryMatch(terms: (TsQuery | undefined)[], exclude: TsQuery[], pool: number): Ranking {
     const n = this.ids.length;
     const { excluded, scores, seen, candidates, terms: slots } = this.scratch();
     const excludedDocs = exclude.map((q) => this.matchesOf(q).docs);
     for (const docs of excludedDocs) for (const d of docs) excluded[d] = 1;
     let count = 0;
     let perTerm: TermMatches[];
+    let df: number[];
     let idf: number[];
     let best: number[];
     try {
       perTerm = terms.map((q, t) => (q ? this.matchesOf(q, t < TERM_SLOTS ? (slots[t] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }) : undefined) : NO_MATCHES));
       // As in the SQL, a term's df counts the snippets it is read in: excluded ones are not.
-      idf = perTerm.map((m) => {
-        let df = excludedDocs.length ? 0 : m.docs.length;
-        if (excludedDocs.length) for (const d of m.docs) if (!excluded[d]) df++;
-        return Math.log(1 + (Math.max(Math.max(1, n) - df, 0) + 0.5) / (df + 0.5));
+      df = perTerm.map((m) => {
+        let read = excludedDocs.length ? 0 : m.docs.length;
+        if (excludedDocs.length) for (const d of m.docs) if (!excluded[d]) read++;
+        return read;
       });
+      idf = df.map((f) => idfOf(n, f));
       for (let t = 0; t < perTerm.length; t++) {
         const { docs, tf } = perTerm[t]!;
         const w = idf[t]!;
@@ -529,13 +537,14 @@ export class KeywordIndex implements Cached {
       }
       for (const docs of excludedDocs) for (const d of docs) excluded[d] = 0;
     }
-    return best.map((d) => {
+    const ranked = best.map((d) => {
       const termScores = perTerm.map((m, t) => {
         const i = indexOf(m.docs, d);
         return i < 0 ? 0 : this.termScore(idf[t]!, m.tf[i]!, d);
       });
       return { id: this.ids[d]!, documentId: this.documents[d]!, terms: termScores, score: termScores.reduce((a, b) => a + b, 0) };
     });
+    return { candidates: ranked, snippets: n, df };
   }
 
   /**
@@ -546,11 +555,11 @@ export class KeywordIndex implements Cached {
    * snippet order, and the cheap terms are looked up for a snippet only while it can still enter. A common word's
    * matches (a question's "configure", "error") are then mostly skipped instead of each scored.
    */
-  private rankByMaxScore(terms: (TsQuery | undefined)[], pool: number): Candidate[] {
+  private rankByMaxScore(terms: (TsQuery | undefined)[], pool: number): Ranking {
     const n = this.ids.length;
     const { terms: slots } = this.scratch();
     const perTerm = terms.map((q, t) => (q ? this.matchesOf(q, t < TERM_SLOTS ? (slots[t] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }) : undefined) : NO_MATCHES));
-    const idf = perTerm.map((m) => Math.log(1 + (Math.max(Math.max(1, n) - m.docs.length, 0) + 0.5) / (m.docs.length + 0.5)));
+    const idf = perTerm.map((m) => idfOf(n, m.docs.length));
     const bound = perTerm.map((m, t) => (m.docs.length ? idf[t]! * (K1 + 1) * this.bestRatio(m) * BOUND_MARGIN : 0));
     // Terms by bound, smallest first; below[i] is what the first i of them can add at most.
     const order = perTerm.map((_, t) => t).filter((t) => perTerm[t]!.docs.length > 0).sort((a, b) => bound[a]! - bound[b]!);
@@ -594,13 +603,14 @@ export class KeywordIndex implements Cached {
       for (let t = 0; t < terms.length; t++) sum += score[t]!;
       heap.offer(d, sum);
     }
-    return heap.sorted().map(({ d }) => {
+    const candidates = heap.sorted().map(({ d }) => {
       const termScores = perTerm.map((m, t) => {
         const j = indexOf(m.docs, d);
         return j < 0 ? 0 : this.termScore(idf[t]!, m.tf[j]!, d);
       });
       return { id: this.ids[d]!, documentId: this.documents[d]!, terms: termScores, score: termScores.reduce((a, b) => a + b, 0) };
     });
+    return { candidates, snippets: n, df: perTerm.map((m) => m.docs.length) };
   }
 
   /** A term's largest `tf / (tf + lengthNorm)`: its score is at most idf * (K1 + 1) times this. Kept on kept matches. */
@@ -854,9 +864,14 @@ export async function termQueries(em: EntityManager, terms: string[]): Promise<(
 
 /** keywordSearch (keyword.ts) answered from an index: the same query syntax, ranking and page evidence. */
 export async function searchKeywordIndex(em: EntityManager, index: KeywordIndex, query: string, limit: number): Promise<Ranked[]> {
+  return rankCandidates(await indexCandidates(em, index, query, limit), limit);
+}
+
+/** keywordCandidates (keyword.ts) from an index: the same candidates and statistics. */
+export async function indexCandidates(em: EntityManager, index: KeywordIndex, query: string, limit: number): Promise<KeywordCandidates | undefined> {
   const parsed = parseQuery(query);
-  if (!parsed.include.length) return [];
+  if (!parsed.include.length) return undefined;
   const [terms, exclude] = await Promise.all([termQueries(em, parsed.include), termQueries(em, parsed.exclude)]);
-  const candidates = index.rank(terms, exclude.filter((q): q is TsQuery => q !== undefined), Math.max(limit, EVIDENCE_POOL));
-  return withPageEvidence(candidates, limit, { terms: parsed.include, ...(await pageNames(em, candidates.map((c) => c.documentId))) });
+  const ranking = index.rankWithStatistics(terms, exclude.filter((q): q is TsQuery => q !== undefined), Math.max(limit, EVIDENCE_POOL));
+  return { ...ranking, naming: { terms: parsed.include, ...(await pageNames(em, ranking.candidates.map((c) => c.documentId))) } };
 }

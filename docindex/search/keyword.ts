@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { execute, join, raw, sql, type Sql } from '../../db/sql.js';
 import { pageNames } from './page-name-lookup.js';
-import { EVIDENCE_POOL, withPageEvidence } from './evidence.js';
+import { EVIDENCE_POOL, withPageEvidence, type Candidate, type PageNaming } from './evidence.js';
 import { planKeywordSearch, parseQuery, termForms, type KeywordPlan, type TermForm } from './keyword-plan.js';
 
 /**
@@ -42,6 +42,53 @@ export const K1 = 1.2;
 export const B = 0.75;
 /** A snippet's usual number of distinct lexemes (stems and split identifiers included), the length norm's 1. */
 export const AVERAGE_LEXEMES = 64;
+
+/** BM25's idf of a term held by `df` of `snippets` snippets. */
+export function idfOf(snippets: number, df: number): number {
+  return Math.log(1 + (Math.max(Math.max(1, snippets) - df, 0) + 0.5) / (df + 0.5));
+}
+
+/** A scope's best keyword candidates by BM25, before page evidence, and the statistics their scores were weighed by. */
+export interface Ranking {
+  candidates: Candidate[];
+  /** The scope's snippets, and each included term's df there (the snippets it was read in). */
+  snippets: number;
+  df: number[];
+}
+
+/** A Ranking with what page evidence needs (evidence.ts): the query's terms and the pages' names. */
+export interface KeywordCandidates extends Ranking {
+  naming: PageNaming;
+}
+
+/**
+ * Statistics shared by several scopes' rankings, as if their snippets were one collection: their snippets and each
+ * term's df summed. Each scope weighs a word by how rare it is there, so a word that is rare in a library the question
+ * is not about (`plugin` in a library of data classes) outweighs the same word where every page uses it; weighed by
+ * the shared statistics, the scores of different libraries are on one scale (docs/ranking.md, "Across libraries").
+ */
+export function sharedStatistics(rankings: Ranking[]): { snippets: number; df: number[] } {
+  const df: number[] = [];
+  for (const r of rankings) r.df.forEach((f, t) => (df[t] = (df[t] ?? 0) + f));
+  return { snippets: rankings.reduce((sum, r) => sum + r.snippets, 0), df };
+}
+
+/**
+ * The best `limit` of a scope's candidates with page evidence (evidence.ts). With `shared` statistics
+ * (sharedStatistics), each term's scores are first weighed again by its idf over them instead of the scope's.
+ */
+export function rankCandidates(found: KeywordCandidates | undefined, limit: number, shared?: { snippets: number; df: number[] }): Ranked[] {
+  if (!found) return [];
+  let candidates = found.candidates;
+  if (shared) {
+    const factor = found.df.map((f, t) => idfOf(shared.snippets, shared.df[t] ?? f) / idfOf(found.snippets, f));
+    candidates = candidates.map((c) => {
+      const terms = c.terms.map((v, t) => v * factor[t]!);
+      return { ...c, terms, score: terms.reduce((a, b) => a + b, 0) };
+    });
+  }
+  return withPageEvidence(candidates, limit, found.naming);
+}
 
 /**
  * A lexeme held by fewer snippets of a scope than this has no `search_term` row: such a word is rare, read and
@@ -153,7 +200,7 @@ function idfs(plan: KeywordPlan): Sql {
     const read = `${counted(i)}::float8`;
     return `(case when ${read} >= ${plan.share} then greatest(${read}, ${term.snippets}, t.n / 2) else greatest(${read}, ${term.snippets}) end)`;
   });
-  return raw(dfs.map((df, i) => `ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5)) as w${i}`).join(', '));
+  return raw(dfs.map((df, i) => `${df} as d${i}, ln(1 + (greatest(t.n - ${df}, 0) + 0.5) / (${df} + 0.5)) as w${i}`).join(', '));
 }
 
 /** A candidate's (`c`: its alias) score for each term from the weights `w` (see keywordSearch). */
@@ -172,7 +219,8 @@ function rankingSql(plan: KeywordPlan, scope: Scope, limit: number): Sql {
      w as materialized (select ${idfs(plan)} from t),
      u as (select distinct on (id) * from (${raw(union)}) a order by id),
      r as (select u.*, (${raw(termScores(plan, 'u').join(' + '))})::float8 as score from u, w order by score desc, u.id asc limit ${limit})
-     select r.id, r.document_id, r.score, array[${raw(termScores(plan, 'r').join(', '))}] as terms from r, w order by r.score desc, r.id asc`;
+     select r.id, r.document_id, r.score, array[${raw(termScores(plan, 'r').join(', '))}] as terms, t.n, array[${raw(plan.terms.map((_, i) => `w.d${i}`).join(', '))}] as df
+     from t cross join w left join r on true order by r.score desc, r.id asc`;
 }
 
 /**
@@ -194,15 +242,27 @@ function rankingSql(plan: KeywordPlan, scope: Scope, limit: number): Sql {
  * is common, the candidates are a sample in table order, as any bounded read of words most snippets hold must be.
  */
 export async function keywordSearch(em: EntityManager, scope: Scope, query: string, limit: number, options: KeywordOptions): Promise<Ranked[]> {
+  return rankCandidates(await keywordCandidates(em, scope, query, limit, options), limit);
+}
+
+/** keywordSearch's candidates and statistics, before page evidence (rankCandidates); undefined for a query of no terms. */
+export async function keywordCandidates(em: EntityManager, scope: Scope, query: string, limit: number, options: KeywordOptions): Promise<KeywordCandidates | undefined> {
   const parsed = parseQuery(query);
-  if (!parsed.include.length) return [];
+  if (!parsed.include.length) return undefined;
   const plan = planKeywordSearch(parsed, await termFrequencies(em, scope, parsed.include), options.candidates);
   // The GIN index finds a rare word's matches without reading the rows that lack them. With a LIMIT the planner
   // prefers a sequential scan, which for words that rarely occur together reads most of the table.
   const rows = (await em.transactional(async (tx) => {
     await tx.execute('set local enable_seqscan = off');
     return execute(tx, rankingSql(plan, scope, Math.max(limit, EVIDENCE_POOL)));
-  })) as { id: string; document_id: string; terms: number[]; score: number }[];
-  const pages = await pageNames(em, rows.map((r) => r.document_id));
-  return withPageEvidence(rows.map((r) => ({ id: r.id, documentId: r.document_id, terms: r.terms.map(Number), score: Number(r.score) })), limit, { terms: parsed.include, ...pages });
+  })) as { id: string | null; document_id: string; terms: number[]; score: number; n: number; df: number[] }[];
+  // The statistics come with every row, and alone (a row without a snippet) when nothing matched.
+  const found = rows.filter((r) => r.id !== null);
+  const pages = await pageNames(em, found.map((r) => r.document_id));
+  return {
+    candidates: found.map((r) => ({ id: r.id!, documentId: r.document_id, terms: r.terms.map(Number), score: Number(r.score) })),
+    snippets: Number(rows[0]!.n),
+    df: rows[0]!.df.map(Number),
+    naming: { terms: parsed.include, ...pages },
+  };
 }

@@ -5,11 +5,11 @@ import { LibraryRules } from '../entities/snippet.js';
 import { activeEmbeddingProvider } from '../embeddings/profiles.js';
 import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { type LibraryRef, MAX_LIBRARY_LIST, parseLibraryRefList, splitLibraryList } from '../ids.js';
-import type { Ranked } from './keyword.js';
+import { rankCandidates, sharedStatistics, type KeywordCandidates, type Ranked } from './keyword.js';
 import { budgetWithSections } from './neighbourhood.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { distinctResults } from './distinct.js';
-import { fuse, fusionAlpha, keptRows, queryVector as embeddedQuery, rankScope, scopeStampOf, semanticAcrossScopes, type UsedSearchMode } from './search.js';
+import { fuse, fusionAlpha, keptRows, keywordCandidatesIn, queryVector as embeddedQuery, rankScope, scopeStampOf, semanticAcrossScopes, type UsedSearchMode } from './search.js';
 import { loadSnippets } from './snippet-rows.js';
 import { applyBudget, type ContextParams, contextResultsText, snippetJson, type ContextResult, type ContextSnippet, FETCH_LIMIT, indexedLine, referenced, repositoryOf, type RetrievalDeps, type RetrievalOptions, untilIndexed } from './context.js';
 import { libraryScore } from './context7.js';
@@ -152,23 +152,26 @@ export function libraryRefs(libraryId: string): LibraryRef[] | 'all' {
 type Lists = { keyword?: Ranked[]; semantic?: Ranked[] | null };
 
 /**
- * One scope's lists: keyword (BM25) and semantic (cosine) as asked; a semantic list of null when the scope has no
- * vectors to use (search answered by keyword instead, which is then its keyword list).
+ * One scope's lists: keyword candidates (BM25, before page evidence: they are weighed on one scale with the other
+ * scopes' first) and semantic (cosine) as asked; a semantic list of null when the scope has no vectors to use.
  */
-async function scopeLists(deps: RetrievalDeps, t: Target, query: string, want: { keyword: boolean; semantic: boolean }, queryVector?: Promise<Float32Array>): Promise<Lists> {
+async function scopeLists(
+  deps: RetrievalDeps,
+  t: Target,
+  query: string,
+  want: { keyword: boolean; semantic: boolean },
+  queryVector?: Promise<Float32Array>,
+): Promise<{ keyword?: KeywordCandidates; semantic?: Ranked[] | null }> {
   const em = deps.orm.em.fork();
   const scope = { repositoryId: t.lib.id, versionId: t.version?.id ?? null };
   const stamp = scopeStampOf(t.lib, t.version);
   // Each scope's own lists, not reranked: the merged list is reranked once (retrieveAcrossLibraries).
-  const run = (mode: 'keyword' | 'semantic') => rankScope(deps, em, { scope, query, mode, alpha: 0.5, limit: SCOPE_DEPTH, stamp, ...(queryVector && { queryVector }) });
-  const lists: Lists = {};
-  if (want.semantic) {
-    const r = await run('semantic');
-    lists.semantic = r.mode === 'semantic' ? r.ranked : null;
-    if (r.mode !== 'semantic') lists.keyword = r.ranked;
-  }
-  if (want.keyword && !lists.keyword) lists.keyword = (await run('keyword')).ranked;
-  return lists;
+  const req = { scope, query, mode: 'semantic' as const, alpha: 0.5, limit: SCOPE_DEPTH, stamp, ...(queryVector && { queryVector }) };
+  const semantic = want.semantic ? await rankScope(deps, em, req) : undefined;
+  return {
+    ...(want.keyword && { keyword: await keywordCandidatesIn(deps, em, req, SCOPE_DEPTH) }),
+    ...(semantic && { semantic: semantic.mode === 'semantic' ? semantic.ranked : null }),
+  };
 }
 
 /** Lists of several scopes as one, best score first (ties: snippet id), cut to `limit`. */
@@ -183,8 +186,12 @@ function merged(lists: Ranked[][], limit: number): Ranked[] {
 async function searchAll(deps: RetrievalDeps, targets: Target[], p: ContextParams): Promise<{ mode: UsedSearchMode; ranked: Ranked[]; owner: Map<string, Target> }> {
   const query = p.query.trim();
   const owner = new Map<string, Target>();
-  const listsOf = async (want: { keyword: boolean; semantic: boolean }, queryVector?: Promise<Float32Array>) => {
-    const lists = await bounded(targets, CONCURRENCY, (t) => scopeLists(deps, t, query, want, queryVector));
+  const listsOf = async (want: { keyword: boolean; semantic: boolean }, queryVector?: Promise<Float32Array>): Promise<Lists[]> => {
+    const found = await bounded(targets, CONCURRENCY, (t) => scopeLists(deps, t, query, want, queryVector));
+    // Keyword scores on one scale: each scope's candidates weighed by the statistics of all of them together.
+    const rankings = found.flatMap((l) => (l.keyword ? [l.keyword] : []));
+    const shared = rankings.length > 1 ? sharedStatistics(rankings) : undefined;
+    const lists = found.map((l) => ({ ...l, keyword: want.keyword ? rankCandidates(l.keyword, SCOPE_DEPTH, shared) : undefined }));
     lists.forEach((l, i) => [...(l.keyword ?? []), ...(l.semantic ?? [])].forEach((r) => owner.set(r.id, targets[i]!)));
     return lists;
   };

@@ -6,9 +6,9 @@ import type { EmbeddingProvider } from '../embeddings/provider.js';
 import { rerankRanked } from '../rerank/stage.js';
 import { EVIDENCE_POOL, withSiblingSimilarity } from './evidence.js';
 import { declarationPages, rememberScopePages } from './page-name-lookup.js';
-import { keywordSearch, type Ranked, type Scope } from './keyword.js';
+import { keywordCandidates, rankCandidates, type KeywordCandidates, type Ranked, type Scope } from './keyword.js';
 import { hasIdentifier } from './keyword-plan.js';
-import { type KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, searchKeywordIndex } from './keyword-index.js';
+import { indexCandidates, type KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex } from './keyword-index.js';
 import { pgvectorTopK, scopeVectors, type ScopeVectors } from './pgvector.js';
 import { QueryVectors } from './query-vectors.js';
 import { ScopeCache } from './scope-cache.js';
@@ -213,15 +213,23 @@ export function keywordIndexCacheSize(): { entries: number; bytes: number; loads
 
 /** Keyword search in a scope: from its in-process index when that is loaded, else by the SQL ranking. */
 async function keywordRanked(deps: SearchDeps, em: EntityManager, req: SearchRequest, limit: number): Promise<Ranked[]> {
+  return rankCandidates(await keywordCandidatesIn(deps, em, req, limit), limit);
+}
+
+/**
+ * A scope's keyword candidates before page evidence, with their statistics (keyword.ts, `rankCandidates`), for a
+ * search across scopes that weighs them on one scale first: from the in-process index when loaded, else from SQL.
+ */
+export async function keywordCandidatesIn(deps: SearchDeps, em: EntityManager, req: SearchRequest, limit: number): Promise<KeywordCandidates | undefined> {
   const index = keywordIndex(deps, em, req.scope, req.stamp);
   if (index) {
     try {
-      return await searchKeywordIndex(em, index, req.query, limit);
+      return await indexCandidates(em, index, req.query, limit);
     } catch (err) {
       if (!(err instanceof UnsupportedQueryError)) throw err;
     }
   }
-  return keywordSearch(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
+  return keywordCandidates(em, req.scope, req.query, limit, { candidates: deps.config.searchRankCandidates });
 }
 
 /** Drops the cached vectors, keyword indexes, snippet rows and query vectors and stops the scan threads (at shutdown). */

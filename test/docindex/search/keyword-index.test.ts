@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keywordSearch, tsquery, UNIT, WEIGHTS } from '../../../docindex/search/keyword.js';
-import { KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, parseTsVector, searchKeywordIndex, termQueries } from '../../../docindex/search/keyword-index.js';
+import { keywordCandidates, keywordSearch, tsquery, UNIT, WEIGHTS } from '../../../docindex/search/keyword.js';
+import { indexCandidates, KeywordIndex, KeywordIndexTooLargeError, loadKeywordIndex, parseTsVector, searchKeywordIndex, termQueries } from '../../../docindex/search/keyword-index.js';
 import { termForms } from '../../../docindex/search/keyword-plan.js';
 import { matches, parseTsQuery, tsRank, UnsupportedQueryError } from '../../../docindex/search/tsquery.js';
 import { closeSearch, keywordIndex, keywordIndexCacheSize, loadScopeKeywordIndex, search } from '../../../docindex/search/search.js';
@@ -127,6 +127,10 @@ describe('the keyword index', () => {
       const fromIndex = await searchKeywordIndex(em, index, query, 50);
       expect(fromIndex.map((r) => r.id), query).toEqual(fromSql.map((r) => r.id));
       fromIndex.forEach((r, i) => expect(r.score, `${query}: ${r.id}`).toBeCloseTo(fromSql[i]!.score, 9));
+      // The statistics a search across libraries weighs them by again (keyword.ts, `sharedStatistics`) are the same too.
+      const sqlStats = await keywordCandidates(em, scope, query, 50, { candidates: 100_000 });
+      const indexStats = await indexCandidates(em, index, query, 50);
+      expect({ snippets: indexStats?.snippets, df: indexStats?.df }, query).toEqual({ snippets: sqlStats?.snippets, df: sqlStats?.df });
     }
     // The bounded selection of the best few (a heap of scores) picks what a full sort does.
     const terms = await termQueries(em, ['route', 'the', 'handler']);

@@ -259,4 +259,34 @@ describe('results across libraries are distinct', () => {
       expect(watering, searchMode).toHaveLength(1);
     }
   });
+
+  it('weighs a word by how rare it is in every library searched, not in each alone', async () => {
+    // Every page of the widget kit says "widget", so there the word weighs next to nothing; the ledger says it once,
+    // beside "resize", so weighed by the ledger's own statistics its page held both rare words of the question.
+    const widgetPages = Object.fromEntries(
+      ['buttons', 'sliders', 'themes', 'layout', 'events', 'icons'].map((topic) => [`docs/${topic}.md`, `# Widget ${topic}\n\nEach widget has ${topic}; a widget draws its ${topic} when the widget is shown.\n`]),
+    );
+    await addLibrary('widget-kit', {
+      ...widgetPages,
+      'docs/resizing.md': '# Resizing\n\nCall resizeWidget(widget, size) to resize it; it keeps its ratio.\n',
+    });
+    const ledgerPages = Object.fromEntries(
+      ['rows', 'pages', 'indexes', 'backups', 'queries', 'transactions', 'locks', 'snapshots', 'replicas', 'schemas'].map((topic) => [
+        `docs/${topic}.md`,
+        `# Ledger ${topic}\n\nThe ledger keeps its ${topic} on disk and reads ${topic} back in order.\n`,
+      ]),
+    );
+    await addLibrary('ledger-db', {
+      ...ledgerPages,
+      'README.md': '# Ledger DB\n\nLedger DB stores rows in pages.\n\n## Admin\n\nThe admin widget can resize its table of rows.\n',
+    });
+    for (const searchMode of ['keyword', 'hybrid']) {
+      const res = await ctx({ libraryId: '/local/ledger-db,/local/widget-kit', query: 'resize a widget', searchMode });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.snippets[0], searchMode).toMatchObject({ libraryId: '/local/widget-kit', filePath: 'docs/resizing.md' });
+    }
+    // Alone, each library still ranks by its own statistics: the ledger's page is its best answer.
+    const alone = await ctx({ libraryId: '/local/ledger-db', query: 'resize a widget', searchMode: 'keyword' });
+    expect(alone.body.snippets[0]).toMatchObject({ filePath: 'README.md' });
+  });
 });

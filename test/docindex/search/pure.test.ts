@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyBudget, contextParams } from '../../../docindex/search/context.js';
 import { context7LibraryId } from '../../../docindex/search/context7.js';
+import { idfOf, rankCandidates, sharedStatistics, type KeywordCandidates } from '../../../docindex/search/keyword.js';
 import { MAX_TERMS, parseQuery, splitIdentifiers } from '../../../docindex/search/keyword-plan.js';
 import { joinSection, overlapLines } from '../../../docindex/search/neighbourhood.js';
 import { fuse, fusionAlpha } from '../../../docindex/search/search.js';
@@ -117,6 +118,36 @@ describe('search helpers', () => {
     expect(cache.size).toEqual({ entries: 2, bytes: 2 * m.bytes });
     await cache.get('s3|2', async () => m); // a new stamp replaces the old one of that scope
     expect(cache.size.entries).toBe(2);
+  });
+});
+
+describe('keyword scores across libraries', () => {
+  // Two terms; each candidate's scores per term are idf times a saturated tf of 1 here, so a score is the idfs it matched.
+  const scope = (snippets: number, df: number[], matched: number[][]): KeywordCandidates => ({
+    snippets,
+    df,
+    candidates: matched.map((m, i) => {
+      const terms = m.map((on, t) => (on ? idfOf(snippets, df[t]!) : 0));
+      return { id: `${snippets}-${i}`, documentId: `${snippets}-doc${i}`, terms, score: terms.reduce((a, b) => a + b, 0) };
+    }),
+    naming: { terms: ['resize', 'widget'], namesOf: () => [] },
+  });
+
+  it('weighs each term by its idf over every scope searched, as if they were one collection', () => {
+    // "widget" is on every page of the first scope and on one of the second's; "resize" is rare in both.
+    const widgets = scope(100, [2, 100], [[1, 1]]);
+    const ledger = scope(100, [1, 1], [[1, 1]]);
+    const shared = sharedStatistics([widgets, ledger]);
+    expect(shared).toEqual({ snippets: 200, df: [3, 101] });
+    // Alone, the ledger's page scores more: both words are rare there.
+    expect(rankCandidates(ledger, 10)[0]!.score).toBeGreaterThan(rankCandidates(widgets, 10)[0]!.score);
+    // On one scale, "widget" weighs the same in both, and the page that is about it is no longer behind.
+    const [a, b] = [rankCandidates(widgets, 10, shared)[0]!, rankCandidates(ledger, 10, shared)[0]!];
+    expect(a.score).toBeCloseTo(idfOf(200, 3) + idfOf(200, 101), 12);
+    expect(b.score).toBeCloseTo(a.score, 12);
+    // Without shared statistics a scope's own ranking is untouched.
+    expect(rankCandidates(widgets, 10)).toEqual(rankCandidates(widgets, 10, sharedStatistics([widgets])));
+    expect(rankCandidates(undefined, 10, shared)).toEqual([]);
   });
 });
 
