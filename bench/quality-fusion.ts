@@ -22,7 +22,8 @@ export interface DumpedAnswer {
   mode: string;
   alpha?: number;
   target: string;
-  results: { key: string; filePath: string; type?: string; score?: number }[];
+  /** Across libraries (the `across` phase), each result's library too. */
+  results: { key: string; filePath: string; type?: string; score?: number; libraryId?: string }[];
 }
 interface Question {
   library: string;

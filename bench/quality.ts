@@ -259,7 +259,16 @@ export async function quality(): Promise<void> {
       target === 'site' ? (site!.sourceOf(q.library, s.filePath) ?? `(page) ${s.filePath}`) : target === 'across' && s.libraryId !== own ? `${s.libraryId}: ${s.filePath}` : s.filePath,
     );
     const at = files.findIndex((f) => q.answers.includes(f));
-    if (dump) dump.push({ library: q.library, question: q.question, mode, alpha, target, results: (body.snippets as { filePath: string; content: string; type: string; score: number }[]).map((s) => ({ key: snippetKey(s), filePath: s.filePath, type: s.type, score: s.score })) });
+    if (dump) {
+      const results = (body.snippets as { filePath: string; content: string; type: string; score: number; libraryId?: string }[]).map((s) => ({
+        key: snippetKey(s),
+        filePath: s.filePath,
+        type: s.type,
+        score: s.score,
+        ...(s.libraryId && { libraryId: s.libraryId }),
+      }));
+      dump.push({ library: q.library, question: q.question, mode, alpha, target, results });
+    }
     return { rank: at < 0 ? null : at + 1, ms, top: files.slice(0, 3), ownFirst: snippets[0]?.libraryId === own };
   };
   const rows = new Map<string, Row[]>(list.map((c) => [c.name, []]));
