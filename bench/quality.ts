@@ -254,13 +254,13 @@ export async function quality(): Promise<void> {
     const body = await call('GET', `/api/v1/context?${params}`);
     const ms = performance.now() - t0;
     if (body.searchMode !== mode) throw new Error(`asked ${mode}, ran ${body.searchMode}`);
-    const snippets = body.snippets as { filePath: string; libraryId?: string }[];
+    const snippets = body.snippets as { filePath: string; content: string; type: string; score: number; libraryId?: string }[];
     const files = snippets.map((s) =>
       target === 'site' ? (site!.sourceOf(q.library, s.filePath) ?? `(page) ${s.filePath}`) : target === 'across' && s.libraryId !== own ? `${s.libraryId}: ${s.filePath}` : s.filePath,
     );
     const at = files.findIndex((f) => q.answers.includes(f));
     if (dump) {
-      const results = (body.snippets as { filePath: string; content: string; type: string; score: number; libraryId?: string }[]).map((s) => ({
+      const results = snippets.map((s) => ({
         key: snippetKey(s),
         filePath: s.filePath,
         type: s.type,

@@ -559,7 +559,8 @@ export class KeywordIndex implements Cached {
     const n = this.ids.length;
     const { terms: slots } = this.scratch();
     const perTerm = terms.map((q, t) => (q ? this.matchesOf(q, t < TERM_SLOTS ? (slots[t] ??= { docs: new Int32Array(n), tf: new Float64Array(n) }) : undefined) : NO_MATCHES));
-    const idf = perTerm.map((m) => idfOf(n, m.docs.length));
+    const df = perTerm.map((m) => m.docs.length);
+    const idf = df.map((f) => idfOf(n, f));
     const bound = perTerm.map((m, t) => (m.docs.length ? idf[t]! * (K1 + 1) * this.bestRatio(m) * BOUND_MARGIN : 0));
     // Terms by bound, smallest first; below[i] is what the first i of them can add at most.
     const order = perTerm.map((_, t) => t).filter((t) => perTerm[t]!.docs.length > 0).sort((a, b) => bound[a]! - bound[b]!);
@@ -610,7 +611,7 @@ export class KeywordIndex implements Cached {
       });
       return { id: this.ids[d]!, documentId: this.documents[d]!, terms: termScores, score: termScores.reduce((a, b) => a + b, 0) };
     });
-    return { candidates, snippets: n, df: perTerm.map((m) => m.docs.length) };
+    return { candidates, snippets: n, df };
   }
 
   /** A term's largest `tf / (tf + lengthNorm)`: its score is at most idf * (K1 + 1) times this. Kept on kept matches. */
