@@ -47,6 +47,14 @@ const IDENTIFIER = /[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9_]|^_|[a-z]\.[a-z]{2}|\w
 
 const hasWord = (s: string) => /[\p{L}\p{N}]/u.test(s);
 
+/**
+ * A command-line option (`--verbose`, `-v`, `-vvv`, `-rf`) or a negative number (`-1`) is searched for, not excluded:
+ * developers ask about flags (`parse -D KEY=VALUE pairs`, `make -h work as well as --help`), and reading them as
+ * exclusions left out the very snippets that document them. A word of four letters or more after one dash stays an
+ * exclusion, as in web search.
+ */
+const FLAG_OR_NUMBER = /^(?:--[^-]|-[A-Za-z]{1,3}[,.;:!?)]*$|-\d)/;
+
 export function parseQuery(query: string): ParsedQuery {
   const include: string[] = [];
   const exclude: string[] = [];
@@ -60,7 +68,7 @@ export function parseQuery(query: string): ParsedQuery {
     }
     const word = m[3]!;
     if (word.toLowerCase() === 'or') continue;
-    if (word.startsWith('-') && word.length > 1) {
+    if (word.startsWith('-') && word.length > 1 && !FLAG_OR_NUMBER.test(word)) {
       if (hasWord(word.slice(1))) exclude.push(word.slice(1));
       continue;
     }

@@ -75,6 +75,17 @@ describe('keyword ranking', () => {
     expect(await ids('websocket -"legacy transport"')).toContain('ws-body');
   });
 
+  it('searches for a command-line option instead of excluding it', async () => {
+    await snippet('flags', 'Output', 'Pass --verbose (or -v) to print each request as it is sent.');
+    try {
+      expect((await ids('print more with --verbose'))[0]).toBe('flags');
+      expect((await ids('what does -v print'))[0]).toBe('flags');
+      expect(await ids('print -verbose')).not.toContain('flags'); // a word after one dash is still an exclusion
+    } finally {
+      await sql(`delete from snippet where id = 'flags'`);
+    }
+  });
+
   it('reads at most `candidates` matches of a common word, and still ranks every match of a rare one', async () => {
     const capped = await ids('app websocket', 50, 20);
     expect(capped).toEqual(expect.arrayContaining(['ws-body', 'ws-other']));

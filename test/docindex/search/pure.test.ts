@@ -25,6 +25,14 @@ describe('search helpers', () => {
     expect(parseQuery(Array.from({ length: 500 }, (_, i) => `w${i}`).join(' ')).include).toHaveLength(MAX_TERMS);
   });
 
+  it('searches for command-line options and negative numbers instead of excluding them', () => {
+    expect(parseQuery('a named option like --name alice or -n alice')).toEqual({ include: ['named', 'option', 'like', '--name', 'alice', '-n'], exclude: [] });
+    expect(parseQuery('how loud the logging is from -v, -vv or -vvv').include).toEqual(['loud', 'logging', '-v,', '-vv', '-vvv']);
+    expect(parseQuery('parse -D KEY=VALUE pairs, rm -rf, indexOf returns -1')).toEqual({ include: ['parse', '-D', 'KEY=VALUE', 'pairs,', 'rm', '-rf,', 'indexOf', 'returns', '-1'], exclude: [] });
+    // A longer word after one dash is still excluded, and dashes alone are no term.
+    expect(parseQuery('router -legacy -deprecated --- -->')).toEqual({ include: ['router'], exclude: ['legacy', 'deprecated'] });
+  });
+
   it('fuses by weighted reciprocal rank; alpha 0 and 1 are one list alone; ties by id', () => {
     const kw = [{ id: 'a', score: 3 }, { id: 'b', score: 2 }];
     const sem = [{ id: 'c', score: 0.9 }, { id: 'a', score: 0.8 }];
