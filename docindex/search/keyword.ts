@@ -8,9 +8,10 @@ import { planKeywordSearch, parseQuery, termForms, type KeywordPlan, type TermFo
  * Keyword search over `snippet.search_vector` (PostgreSQL full-text search; see Migration20261127000000_search_stems):
  * per field, the identifier-preserving `simple` lexemes and the `english` stems beside them. The query takes
  * web-search syntax: `"a phrase"`, `-excluded`, `-"excluded phrase"`, and `or` (ignored: terms are alternatives
- * anyway); a command-line option (`--verbose`, `-v`) is a term, not an exclusion (keyword-plan.ts). Each term or phrase matches as written, by its English stems (`connections` finds `connection`), or with
- * its code identifiers split (`useEffect` also as the phrase `use effect`, `snake_case` as `snake case`, `Foo.bar` as
- * `foo bar`), exactly as the indexed text was split. English stop words are dropped from unquoted terms unless
+ * anyway); a command-line option (`--verbose`, `-v`) is a term, not an exclusion (keyword-plan.ts). Each term or
+ * phrase matches as written, by its English stems (`connections` finds `connection`), or with its code identifiers
+ * split (`useEffect` also as the phrase `use effect`, `snake_case` as `snake case`, `Foo.bar` as `foo bar`), exactly
+ * as the indexed text was split. English stop words are dropped from unquoted terms unless
  * nothing else is left, since the `simple` configuration indexes them. Ranking: see keywordSearch.
  */
 
