@@ -1,5 +1,6 @@
 import type { RawSnippet } from './assemble.js';
 import { normalizeLanguage } from './languages.js';
+import { splitLargeTables } from './tables.js';
 import { indentWidth, isBlank, nonSpaceLength, stripIndent, stripInlineMarkup, truncateWords } from './util.js';
 import { foldVariant } from './variants.js';
 
@@ -13,8 +14,8 @@ import { foldVariant } from './variants.js';
  *
  * A cleaner index: code blocks that differ only by package manager are folded into one snippet with the variants
  * (variants.ts); a code block too small to stand alone (under `inlineBelow` visible characters, `npm i x`) stays in
- * its section's text, where it answers with the prose around it; and a section too small to stand alone is carried
- * into the subsection that follows it.
+ * its section's text, where it answers with the prose around it; a section too small to stand alone is carried
+ * into the subsection that follows it; and a large table is cut into runs of rows under its header (tables.ts).
  */
 export interface MarkdownOptions {
   /** MDX: drop import/export statements, JSX-only lines and `{/* comments *\/}`; fences may be indented freely. */
@@ -120,7 +121,10 @@ export function parseMarkdown(text: string, opts: MarkdownOptions): RawSnippet[]
     section.text++;
   };
   const emitInfo = (s: ReturnType<typeof newSection>) => {
-    if (s.lines.length) raws.push({ type: 'info', title: s.title, content: s.lines.join('\n'), language: null, breadcrumb: s.breadcrumb, pos: s.pos, split: 'prose' });
+    if (!s.lines.length) return;
+    // A large table's rows follow the section's text as snippets of their own (tables.ts).
+    const { text, runs } = splitLargeTables(s.lines);
+    for (const content of [text.join('\n'), ...runs]) raws.push({ type: 'info', title: s.title, content, language: null, breadcrumb: s.breadcrumb, pos: s.pos, split: 'prose' });
   };
   const flushSection = () => {
     // Small fences join the section's text, unless even together they are too small to stand: then they stay

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countTokens, parseFile } from '../../../docindex/parse/parse.js';
+import { TABLE_RUN_TOKENS } from '../../../docindex/parse/tables.js';
 import { byTitle, fixture, rows } from './helpers.js';
 
 describe('Markdown: sections, breadcrumbs and code blocks (getting-started.md)', () => {
@@ -317,5 +318,52 @@ describe('Markdown edge cases', () => {
     const s = parseFile('a.md', md);
     expect(s[0]!.breadcrumb).toBe('Überblick');
     expect(s[1]!.content).toBe('func main() {\n\tfmt.Println("héllo, Wärme, 日本語")\n}');
+  });
+});
+
+describe('Markdown tables', () => {
+  const header = '| Error | Code | Description |\n| --- | --- | --- |';
+  const row = (k: number) => `| \`Error${k}\` | \`ERR_${k}\` | the socket is destroyed because timer number ${k} ran out of patience. |`;
+  const table = (n: number) => [header, ...Array.from({ length: n }, (_, k) => row(k))].join('\n');
+  const intro = 'Every error the client throws is listed here, with the code it carries in `err.code`.';
+  const outro = 'Check `err.code` rather than the class: two copies of the library have two classes.';
+
+  it('keeps a small table in its section, with the prose around it', () => {
+    const s = parseFile('a.md', `# Errors\n\n${intro}\n\n${table(3)}\n\n${outro}`);
+    expect(s).toHaveLength(1);
+    expect(s[0]!.content).toBe(`${intro}\n\n${table(3)}\n\n${outro}`);
+  });
+
+  it('cuts a large table out of its section into runs of whole rows, each under the header', () => {
+    const s = parseFile('a.md', `# Reference\n\n## Errors\n\n${intro}\n\n${table(40)}\n\n${outro}\n\n## Next\n\nThe next section is about retries and how long each one waits.`);
+    expect(s[0]).toMatchObject({ title: 'Errors', breadcrumb: 'Reference > Errors', content: `${intro}\n\n${outro}` });
+    const runs = s.slice(1, -1);
+    expect(runs.length).toBeGreaterThan(3);
+    for (const r of runs) {
+      expect(r).toMatchObject({ type: 'info', title: 'Errors', breadcrumb: 'Reference > Errors' });
+      expect(r.content.startsWith(`${header}\n| \``)).toBe(true);
+      expect(r.tokenCount).toBeLessThanOrEqual(TABLE_RUN_TOKENS);
+    }
+    // Every row once, in order, none cut.
+    const bodies = runs.flatMap((r) => r.content.split('\n').slice(2));
+    expect(bodies).toEqual(Array.from({ length: 40 }, (_, k) => row(k)));
+    expect(s[s.length - 1]!.title).toBe('Next');
+  });
+
+  it('gives a row too long for any run a run of its own', () => {
+    const long = `| \`Huge\` | \`ERR_HUGE\` | ${'a very long description '.repeat(60)}|`;
+    const md = `# Errors\n\n${[header, row(1), long, row(2), ...Array.from({ length: 20 }, (_, k) => row(k + 3))].join('\n')}`;
+    const runs = parseFile('a.md', md);
+    expect(runs.map((r) => r.content.split('\n').length - 2).slice(0, 3)).toEqual([1, 1, expect.any(Number)]);
+    expect(runs[1]!.content).toBe(`${header}\n${long}`);
+  });
+
+  it('leaves alone what is not a table: a delimiter row of another width, and tables in code blocks', () => {
+    const rowsOnly = Array.from({ length: 40 }, (_, k) => row(k)).join('\n');
+    const uneven = `# Errors\n\n| Error | Code | Description |\n| --- | --- |\n${rowsOnly}`;
+    expect(parseFile('a.md', uneven)).toHaveLength(1);
+    const fenced = parseFile('a.md', `# Errors\n\n${intro}\n\n\`\`\`md\n${table(40)}\n\`\`\``);
+    expect(fenced.map((s) => s.type)).toEqual(['info', 'code']);
+    expect(fenced[1]!.content).toBe(table(40));
   });
 });
