@@ -1,4 +1,4 @@
-import { countTokens } from './tokens.js';
+import { countTokens, countTokensWithin } from './tokens.js';
 
 /**
  * Large Markdown tables, taken out of their section's text and cut into runs of rows.
@@ -47,7 +47,7 @@ export function splitLargeTables(lines: readonly string[], maxTokens = TABLE_RUN
       let end = i + 2;
       while (end < lines.length && lines[end]!.trim() !== '' && lines[end]!.includes('|')) end++;
       const table = lines.slice(i, end);
-      if (end - i > 3 && countTokens(table.join('\n')) > maxTokens) {
+      if (end - i > 3 && countTokensWithin(table.join('\n'), maxTokens) === false) {
         runs.push(...rowRuns(table, maxTokens));
         // One blank line stays where the table was, between the text before it and after it.
         const blankBefore = !text.length || text[text.length - 1] === '';
