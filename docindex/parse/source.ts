@@ -3,16 +3,16 @@ import { lineOutline } from './code/line-outline.js';
 import type { Declaration, Outline } from './code/outline.js';
 import { treeOutline } from './code/tree-outline.js';
 import { sourceLanguage } from './languages.js';
-import { baseName, isBlank, nonSpaceLength } from './util.js';
+import { baseName, indentWidth, isBlank, nonSpaceLength } from './util.js';
 
 /**
  * Source files: one code snippet per top-level declaration, with the comments, doc comments, decorators,
- * annotations and attributes directly above it; top-level statements after a declaration stay with it. The
- * declarations come from the language's tree-sitter grammar when it is loaded (code/tree-outline.ts), else from the
- * line lexer (code/line-outline.ts). Runs of small declarations are grouped. What precedes the first declaration
- * (the "preamble") is kept only when it holds more than imports and a license header, e.g. a module docstring or
- * package comment. An oversized declaration is later split at its member or statement boundaries. Languages without
- * either are cut into windows of lines.
+ * annotations and attributes directly above it, and the comments standing alone above those (withLoneComments);
+ * top-level statements after a declaration stay with it. The declarations come from the language's tree-sitter
+ * grammar when it is loaded (code/tree-outline.ts), else from the line lexer (code/line-outline.ts). Runs of small
+ * declarations are grouped. What precedes the first declaration (the "preamble") is kept only when it holds more
+ * than imports and a license header, e.g. a module docstring or package comment. An oversized declaration is later
+ * split at its member or statement boundaries. Languages without either are cut into windows of lines.
  */
 
 /** Declarations smaller than this (non-whitespace characters) may be grouped with their neighbours... */
@@ -41,7 +41,7 @@ export function parseSource(filePath: string, text: string): RawSnippet[] {
   const firstStart = outline.decls.length ? outline.decls[0]!.start : lines.length;
   const preamble = preambleContent(lines, outline, firstStart);
   if (preamble !== null) raws.push({ type: 'code', title: name, content: preamble, language, breadcrumb: filePath, pos: 0, split: 'code' });
-  for (const seg of group(lines, outline.decls)) {
+  for (const seg of group(lines, withLoneComments(lines, outline))) {
     const title = groupTitle(seg.titles);
     const boundaries = seg.members.filter((b) => b > seg.start && b < seg.end).map((b) => b - seg.start);
     raws.push({
@@ -55,6 +55,27 @@ export function parseSource(filePath: string, text: string): RawSnippet[] {
     });
   }
   return raws;
+}
+
+/**
+ * Comments standing alone between two declarations, a blank line under them (a JSDoc `@typedef`, a `# --- Helpers`
+ * banner), introduce what follows them: each declaration after the first starts at them, instead of leaving them at
+ * the end of the one before, which they say nothing about. A comment line indented deeper than the declaration, other
+ * than the inside of a `/* *\/` block, is the end of the body above (Python's), and stays there.
+ */
+function withLoneComments(lines: readonly string[], outline: Outline): Declaration[] {
+  return outline.decls.map((d, k) => {
+    if (k === 0) return d;
+    const indent = indentWidth(lines[d.line]!);
+    let top = d.start;
+    for (let j = d.start - 1; j > outline.decls[k - 1]!.line; j--) {
+      const line = lines[j]!;
+      if (isBlank(line)) continue;
+      if (!outline.comment[j] || (indentWidth(line) > indent && !line.trimStart().startsWith('*'))) break;
+      top = j;
+    }
+    return top < d.start ? { ...d, start: top } : d;
+  });
 }
 
 /** One segment per declaration (up to the next one), runs of small ones merged. */

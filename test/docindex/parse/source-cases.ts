@@ -224,4 +224,35 @@ export function sourceCases(): void {
       }
     });
   });
+
+  describe('comments standing alone between declarations', () => {
+    it('go to the declaration after them, not the one before', () => {
+      const body = (name: string) => [`function ${name} (options) {`, ...Array.from({ length: 6 }, (_, i) => `  const step${i} = options.steps[${i}] ?? defaultStep(${i}, '${name}')`), '  return options', '}'];
+      const js = [
+        ...body('parseHeaders'),
+        '',
+        '/**',
+        ' * @typedef {object} StreamEvent',
+        ' * @property {string} [event] The event type, as the server sent it.',
+        ' * @property {string} [data] The data of the message.',
+        ' */',
+        '',
+        '/** Reads server-sent events from a byte stream. */',
+        ...body('readEvents'),
+      ].join('\n');
+      const snippets = parseFile('lib/events.js', js);
+      expect(snippets.map((s) => s.title)).toEqual(['function parseHeaders', 'function readEvents']);
+      expect(byTitle(snippets, 'function parseHeaders').content).not.toContain('@typedef');
+      expect(byTitle(snippets, 'function readEvents').content.startsWith('/**\n * @typedef {object} StreamEvent')).toBe(true);
+    });
+
+    it('but a comment at the end of a Python body stays in it', () => {
+      const body = (name: string) => [`def ${name}(rows):`, ...Array.from({ length: 6 }, (_, i) => `    step_${i} = compute_step(rows, ${i}, name="${name}")`)];
+      const py = [...body('load'), '    # the last step needs no cleanup', '', '', '# ---- Helpers for exporting ----', '', ...body('export')].join('\n');
+      const snippets = parseFile('pkg/steps.py', py);
+      expect(snippets.map((s) => s.title)).toEqual(['def load', 'def export']);
+      expect(byTitle(snippets, 'def load').content.endsWith('    # the last step needs no cleanup')).toBe(true);
+      expect(byTitle(snippets, 'def export').content.startsWith('# ---- Helpers for exporting ----\n\ndef export(rows):')).toBe(true);
+    });
+  });
 }
