@@ -45,7 +45,7 @@ export function splitLargeTables(lines: readonly string[], maxTokens = TABLE_RUN
   while (i < lines.length) {
     if (i + 1 < lines.length && startsTable(lines[i]!, lines[i + 1]!)) {
       let end = i + 2;
-      while (end < lines.length && lines[end]!.trim() !== '' && lines[end]!.includes('|')) end++;
+      while (end < lines.length && lines[end]!.includes('|')) end++; // every next line with a pipe is a row (a blank one has none)
       const table = lines.slice(i, end);
       if (end - i > 3 && countTokensWithin(table.join('\n'), maxTokens) === false) {
         runs.push(...rowRuns(table, maxTokens));
