@@ -10,6 +10,7 @@ import { Job } from '../db/entities/job.js';
 import { RecipeItem } from './entities.js';
 import type { EventHub } from '../jobs/hub.js';
 import { launchJob, relaunchJob } from '../jobs/launch.js';
+import { readTogether } from '../jobs/read-together.js';
 import type { JobStore } from '../jobs/store.js';
 import {
   FINISHED_STATUSES,
@@ -63,9 +64,10 @@ export class RecipeQueue {
   }
 
   private async byUrlKey(key: string): Promise<ItemView | undefined> {
-    const em = this.d.em();
-    const item = await em.findOne(RecipeItem, { urlKey: key });
-    const job = item && (await em.findOne(Job, { id: item.jobId }));
+    const { item, job } = await readTogether(this.d.em(), async (em) => {
+      const item = await em.findOne(RecipeItem, { urlKey: key });
+      return { item, job: item && (await em.findOne(Job, { id: item.jobId })) };
+    });
     return job && item ? itemView(job, item) : undefined;
   }
 
@@ -111,9 +113,10 @@ export class RecipeQueue {
 
   private async load(id: string): Promise<{ job: Job; item: RecipeItem }> {
     if (!UUID.test(id)) throw notFound(id);
-    const em = this.d.em();
-    const job = await em.findOne(Job, { id, kind: RECIPE_KIND });
-    const item = job && (await em.findOne(RecipeItem, { jobId: id }));
+    const { job, item } = await readTogether(this.d.em(), async (em) => {
+      const job = await em.findOne(Job, { id, kind: RECIPE_KIND });
+      return { job, item: job && (await em.findOne(RecipeItem, { jobId: id })) };
+    });
     if (!job || !item) throw notFound(id);
     return { job, item };
   }
@@ -131,10 +134,12 @@ export class RecipeQueue {
 
   /** Newest first. */
   async list(q: { status?: QueueStatus; limit: number; offset: number }) {
-    const em = this.d.em();
     const where = { kind: RECIPE_KIND, ...(q.status && { status: q.status }) };
-    const [jobs, total] = await em.findAndCount(Job, where, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.limit, offset: q.offset });
-    const rows = new Map((await em.find(RecipeItem, { jobId: { $in: jobs.map((j) => j.id) } })).map((r) => [r.jobId, r]));
+    const { jobs, total, rows } = await readTogether(this.d.em(), async (em) => {
+      const [jobs, total] = await em.findAndCount(Job, where, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.limit, offset: q.offset });
+      const rows = new Map((await em.find(RecipeItem, { jobId: { $in: jobs.map((j) => j.id) } })).map((r) => [r.jobId, r]));
+      return { jobs, total, rows };
+    });
     const items = jobs.filter((j) => rows.has(j.id)).map((j) => itemView(j, rows.get(j.id)!));
     return { items, total, hasMore: q.offset + jobs.length < total, limit: q.limit, offset: q.offset };
   }

@@ -4,6 +4,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { taskQueue } from '../core/config.js';
 import { NotFoundError } from '../core/errors.js';
 import { Job } from '../db/entities/job.js';
+import { readTogether } from '../jobs/read-together.js';
 import { asValidationError, isAddressRefusal, outboundGuard, refused } from '../outbound/guard.js';
 import { type PlaylistInput, playlistWorkflowIdFor, TRANSCRIPTION_PLAYLIST_WORKFLOW } from './contract.js';
 import { Transcription, TranscriptionGroup } from './entities.js';
@@ -106,11 +107,14 @@ export class PlaylistService {
 
   async get(id: string): Promise<GroupView> {
     if (!UUID.test(id)) throw notFound(id);
-    const em = this.d.em();
-    const group = await em.findOne(TranscriptionGroup, { id });
-    if (!group) throw notFound(id);
-    const rows = await em.find(Transcription, { groupId: id }, { orderBy: { groupIndex: 'asc' } });
-    const jobs = new Map((await em.find(Job, { id: { $in: rows.map((r) => r.jobId) } })).map((j) => [j.id, j]));
+    const read = await readTogether(this.d.em(), async (em) => {
+      const group = await em.findOne(TranscriptionGroup, { id });
+      const rows = group ? await em.find(Transcription, { groupId: id }, { orderBy: { groupIndex: 'asc' } }) : [];
+      const jobs = new Map((await em.find(Job, { id: { $in: rows.map((r) => r.jobId) } })).map((j) => [j.id, j]));
+      return group && { group, rows, jobs };
+    });
+    if (!read) throw notFound(id);
+    const { group, rows, jobs } = read;
     return groupView(group, rows.filter((r) => jobs.has(r.jobId)).map((r) => jobView(jobs.get(r.jobId)!, r)));
   }
 

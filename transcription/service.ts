@@ -15,6 +15,7 @@ import { Job } from '../db/entities/job.js';
 import { Transcription, TranscriptionWebhook } from './entities.js';
 import type { EventHub } from '../jobs/hub.js';
 import { launchJob, relaunchJob } from '../jobs/launch.js';
+import { readTogether } from '../jobs/read-together.js';
 import type { JobStore } from '../jobs/store.js';
 import {
   ASR_WEBHOOK_SIGNAL,
@@ -203,9 +204,10 @@ export class TranscriptionService {
 
   private async load(id: string): Promise<{ job: Job; row: Transcription }> {
     if (!UUID.test(id)) throw notFound(id);
-    const em = this.d.em();
-    const job = await em.findOne(Job, { id, kind: TRANSCRIPTION_KIND });
-    const row = job && (await em.findOne(Transcription, { jobId: id }));
+    const { job, row } = await readTogether(this.d.em(), async (em) => {
+      const job = await em.findOne(Job, { id, kind: TRANSCRIPTION_KIND });
+      return { job, row: job && (await em.findOne(Transcription, { jobId: id })) };
+    });
     if (!job || !row) throw notFound(id);
     return { job, row };
   }
@@ -222,12 +224,14 @@ export class TranscriptionService {
   }
 
   async list(q: { status?: TranscriptionStatus; group?: string; limit: number; offset: number }) {
-    const em = this.d.em();
-    // A playlist's jobs (?group=): their ids, from the rows that name the group.
-    const inGroup = q.group ? (await em.find(Transcription, { groupId: q.group }, { fields: ['jobId'] })).map((r) => r.jobId) : undefined;
-    const where = { kind: TRANSCRIPTION_KIND, ...(q.status && { status: q.status }), ...(inGroup && { id: { $in: inGroup } }) };
-    const [jobs, total] = await em.findAndCount(Job, where, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.limit, offset: q.offset });
-    const rows = new Map((await em.find(Transcription, { jobId: { $in: jobs.map((j) => j.id) } })).map((r) => [r.jobId, r]));
+    const { jobs, total, rows } = await readTogether(this.d.em(), async (em) => {
+      // A playlist's jobs (?group=): their ids, from the rows that name the group.
+      const inGroup = q.group ? (await em.find(Transcription, { groupId: q.group }, { fields: ['jobId'] })).map((r) => r.jobId) : undefined;
+      const where = { kind: TRANSCRIPTION_KIND, ...(q.status && { status: q.status }), ...(inGroup && { id: { $in: inGroup } }) };
+      const [jobs, total] = await em.findAndCount(Job, where, { orderBy: { createdAt: 'desc', id: 'asc' }, limit: q.limit, offset: q.offset });
+      const rows = new Map((await em.find(Transcription, { jobId: { $in: jobs.map((j) => j.id) } })).map((r) => [r.jobId, r]));
+      return { jobs, total, rows };
+    });
     const extras = await this.extras.forJobs(jobs.map((j) => j.id));
     const items = jobs.filter((j) => rows.has(j.id)).map((j) => ({ ...jobView(j, rows.get(j.id)!), ...extras.get(j.id)! }));
     return { items, total, hasMore: q.offset + jobs.length < total, limit: q.limit, offset: q.offset };

@@ -7,6 +7,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../core/errors
 import type { Logger } from '../../core/log.js';
 import { Job } from '../../db/entities/job.js';
 import { launchJob, relaunchJob } from '../../jobs/launch.js';
+import { readTogether } from '../../jobs/read-together.js';
 import type { JobStore } from '../../jobs/store.js';
 import { Transcription } from '../entities.js';
 import { TRANSCRIPTION_STATUSES } from '../kind.js';
@@ -82,21 +83,11 @@ export class TranscriptExtras {
   }
 
   private async find(em: EntityManager, transcriptionJobId: string, task: ExtraTask, language: string | null) {
-    const x = await em.findOne(TranscriptExtra, { transcriptionJobId, task, language });
-    const job = x && (await em.findOne(Job, { id: x.jobId }));
-    if (!x || !job) return undefined;
-    return { x: (await this.settled([x], new Map([[job.id, job]])))[0]!, job };
-  }
-
-  /**
-   * The rows as of their jobs: the result and the `done` status commit together, but the rows are read before the
-   * jobs, so a row read just before that commit, whose job reads done, is read again.
-   */
-  private async settled(extras: TranscriptExtra[], jobs: Map<string, Job>): Promise<TranscriptExtra[]> {
-    const stale = extras.filter((x) => jobs.get(x.jobId)?.status === TRANSCRIPTION_STATUSES.done && !x.outputDir).map((x) => x.jobId);
-    if (!stale.length) return extras;
-    const fresh = new Map((await this.d.em().find(TranscriptExtra, { jobId: { $in: stale } })).map((x) => [x.jobId, x]));
-    return extras.map((x) => fresh.get(x.jobId) ?? x);
+    const { x, job } = await readTogether(em, async (tx) => {
+      const x = await tx.findOne(TranscriptExtra, { transcriptionJobId, task, language });
+      return { x, job: x && (await tx.findOne(Job, { id: x.jobId })) };
+    });
+    return x && job ? { x, job } : undefined;
   }
 
   /**
@@ -162,9 +153,11 @@ export class TranscriptExtras {
     const em = this.d.em();
     const out = new Map(ids.map((id) => [id, { translations: [] as ExtraView[], summary: null as ExtraView | null }]));
     if (!ids.length) return out;
-    const read = await em.find(TranscriptExtra, { transcriptionJobId: { $in: ids } }, { orderBy: { language: 'asc' } });
-    const jobs = new Map((await em.find(Job, { id: { $in: read.map((x) => x.jobId) } })).map((j) => [j.id, j]));
-    for (const x of await this.settled(read, jobs)) {
+    const { read, jobs } = await readTogether(em, async (tx) => {
+      const read = await tx.find(TranscriptExtra, { transcriptionJobId: { $in: ids } }, { orderBy: { language: 'asc' } });
+      return { read, jobs: new Map((await tx.find(Job, { id: { $in: read.map((x) => x.jobId) } })).map((j) => [j.id, j])) };
+    });
+    for (const x of read) {
       const job = jobs.get(x.jobId);
       const entry = out.get(x.transcriptionJobId);
       if (!job || !entry) continue;
